@@ -1,0 +1,455 @@
+//! Generates a realistic gateway request log with planted episodes, for fixtures and the
+//! benchmark. Deterministic: the same seed and row count give the same files.
+//!
+//!     cargo run --release --example generate -- --rows 3000 --out-dir fixtures/generated
+//!     cargo run --release --example generate -- --rows 1000000 --out-dir /tmp/big --formats parquet
+//!
+//! Writes `gateway.parquet` (timing nested in a struct `other.timing`), `gateway.csv`
+//! (flat columns), `gateway.jsonl` (`other` as a JSON object) and
+//! `gateway_other_string.jsonl` (`other` as a JSON string, as new-api stores it). Every
+//! row also carries content columns (`prompt`, `response`, `api_key`, and `other.messages`)
+//! holding canary strings that must never reach any tracediag output.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use polars::prelude::*;
+use serde_json::{json, Map, Value};
+
+/// SplitMix64: small, fast, and the same on every platform.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[(self.next() % xs.len() as u64) as usize]
+    }
+    /// Log-normal-ish positive value around `median`.
+    fn around(&mut self, median: f64, spread: f64) -> f64 {
+        let g = (0..4).map(|_| self.unit()).sum::<f64>() - 2.0; // ~N(0, 0.58)
+        median * (g * spread).exp()
+    }
+}
+
+pub const CANARY_PROMPT: &str = "CANARY-PROMPT-do-not-leak";
+pub const CANARY_RESPONSE: &str = "CANARY-RESPONSE-do-not-leak";
+pub const CANARY_KEY: &str = "sk-CANARY-KEY-do-not-leak";
+pub const CANARY_MESSAGES: &str = "CANARY-MESSAGES-do-not-leak";
+
+const TIMING: [&str; 11] = [
+    "auth_ms",
+    "distribution_ms",
+    "body_read_ms",
+    "upstream_start_ms",
+    "upstream_headers_ms",
+    "first_sse_event_ms",
+    "first_response_ms",
+    "first_text_delta_ms",
+    "upstream_done_ms",
+    "total_handler_ms",
+    "visible_output_tps",
+];
+
+#[derive(Default, Clone)]
+struct Row {
+    request_id: String,
+    timestamp: String,
+    model: String,
+    group: String,
+    channel: String,
+    region: String,
+    is_stream: bool,
+    status: i64,
+    outcome: String,
+    input_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+    cached_tokens: Option<i64>,
+    stream_event_count: Option<i64>,
+    text_delta_count: Option<i64>,
+    inflight: Option<i64>,
+    /// Indexed like TIMING.
+    timing: [Option<f64>; 11],
+    /// What the row was generated as (ground truth for the tests).
+    scenario: &'static str,
+}
+
+fn r1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn iso(epoch_ms: i64) -> String {
+    let secs = epoch_ms.div_euclid(1000);
+    let ms = epoch_ms.rem_euclid(1000);
+    let days = secs.div_euclid(86400);
+    let rem = secs.rem_euclid(86400);
+    // days since 1970-01-01 → civil date (Howard Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn generate(rows: usize, seed: u64) -> Vec<Row> {
+    let mut rng = Rng(seed);
+    let models = ["gpt-4.1", "claude-sonnet-4", "gemini-2.5-pro"];
+    let channels = ["ch-east", "ch-west", "ch-eu"];
+    let regions = ["us-east", "us-west", "eu-west"];
+    let groups = ["default", "premium"];
+    // 2026-11-02T00:00:00Z
+    let start_ms: i64 = 1_793_577_600_000;
+    let mut out = Vec::with_capacity(rows);
+    for i in 0..rows {
+        let mut r = Row {
+            request_id: format!("req-{:07}", i + 1),
+            timestamp: iso(start_ms + (i as i64) * 2_000 + (rng.next() % 1000) as i64),
+            model: rng.pick(&models).to_string(),
+            group: rng.pick(&groups).to_string(),
+            channel: rng.pick(&channels).to_string(),
+            region: rng.pick(&regions).to_string(),
+            is_stream: true,
+            status: 200,
+            outcome: "ok".into(),
+            ..Default::default()
+        };
+        let roll = rng.unit();
+        let scenario = match roll {
+            x if x < 0.58 => "normal_text",
+            x if x < 0.68 => "normal_non_stream",
+            x if x < 0.73 => "tool_only",
+            x if x < 0.78 => "upstream_headers_slow",
+            x if x < 0.81 => "prefill_slow",
+            x if x < 0.83 => "effective_after_events_slow",
+            x if x < 0.87 => "action_text_gap",
+            x if x < 0.91 => "generation_slow_tps",
+            x if x < 0.92 => "auth_slow",
+            x if x < 0.93 => "distribution_slow",
+            x if x < 0.94 => "body_read_slow",
+            x if x < 0.96 => "cancelled",
+            x if x < 0.98 => "error",
+            x if x < 0.99 => "timeout",
+            _ => "missing_fields",
+        };
+        r.scenario = scenario;
+
+        let mut auth = rng.around(6.0, 0.5);
+        let mut dist = rng.around(2.0, 0.5);
+        let mut body = rng.around(4.0, 0.8);
+        match scenario {
+            "auth_slow" => auth = rng.range(900.0, 2500.0),
+            "distribution_slow" => dist = rng.range(800.0, 2000.0),
+            "body_read_slow" => body = rng.range(1500.0, 4000.0),
+            _ => {}
+        }
+        let t1 = auth + dist + body + rng.range(0.0, 1.0);
+        let exact_t1 = rng.unit() < 0.5;
+        let input = rng.around(1800.0, 1.0).max(5.0) as i64;
+        let output = rng.around(300.0, 0.8).max(2.0) as i64;
+        r.input_tokens = Some(input);
+        r.output_tokens = Some(output);
+        r.cached_tokens = Some((input as f64 * rng.range(0.0, 0.6)) as i64);
+        r.inflight = Some(rng.around(8.0, 0.6) as i64);
+
+        let mut headers = rng.around(250.0, 0.4);
+        let mut to_event = rng.around(60.0, 0.5);
+        let mut event_to_eff = rng.around(80.0, 0.5);
+        let mut eff_to_text = rng.around(20.0, 0.5);
+        let mut tps = rng.around(60.0, 0.3);
+        let post = rng.around(3.0, 0.5);
+        match scenario {
+            "upstream_headers_slow" => headers = rng.range(4000.0, 15000.0),
+            "prefill_slow" => to_event = rng.range(4000.0, 12000.0),
+            "effective_after_events_slow" => event_to_eff = rng.range(4000.0, 10000.0),
+            "action_text_gap" => eff_to_text = rng.range(4000.0, 12000.0),
+            "generation_slow_tps" => {
+                tps = rng.range(4.0, 12.0);
+                r.output_tokens = Some(rng.range(150.0, 400.0) as i64);
+            }
+            _ => {}
+        }
+        let output = r.output_tokens.unwrap_or(output);
+        let gen_ms = output as f64 / tps * 1000.0;
+        let t2 = t1 + headers;
+        let t3 = t2 + to_event;
+        let t4 = t3 + event_to_eff;
+        let t5 = t4 + eff_to_text;
+        let t6 = t5 + gen_ms;
+        let t7 = t6 + post;
+
+        let mut tm: [Option<f64>; 11] = [None; 11];
+        tm[0] = Some(r1(auth));
+        tm[1] = Some(r1(dist));
+        tm[2] = Some(r1(body));
+        tm[3] = exact_t1.then(|| r1(t1));
+        tm[4] = Some(r1(headers));
+        tm[5] = Some(r1(t3));
+        tm[6] = Some(r1(t4));
+        tm[7] = Some(r1(t5));
+        tm[8] = Some(r1(t6));
+        tm[9] = Some(r1(t7));
+        tm[10] = Some((output as f64 / (gen_ms / 1000.0) * 100.0).round() / 100.0);
+        r.stream_event_count = Some(output / 3 + 4);
+        r.text_delta_count = Some(output / 3);
+
+        match scenario {
+            "normal_non_stream" => {
+                r.is_stream = false;
+                // Non-streaming: headers arrive with the whole body.
+                let h = headers + gen_ms;
+                tm[4] = Some(r1(h));
+                tm[5] = None;
+                tm[6] = None;
+                tm[7] = None;
+                tm[8] = Some(r1(t1 + h));
+                tm[9] = Some(r1(t1 + h + post));
+                tm[10] = None;
+                r.stream_event_count = None;
+                r.text_delta_count = None;
+            }
+            "tool_only" => {
+                // Function-call arguments stream, no visible text ever.
+                tm[7] = None;
+                tm[10] = None;
+                r.text_delta_count = Some(0);
+            }
+            "cancelled" => {
+                // The client went away mid-stream: no upstream end.
+                let cut = t5 + gen_ms * rng.range(0.1, 0.5);
+                tm[8] = None;
+                tm[9] = Some(r1(cut));
+                tm[10] = None;
+                r.status = 499;
+                r.outcome = "cancelled".into();
+            }
+            "error" => {
+                // A 5xx after a header wait, half of them long.
+                let h = if rng.unit() < 0.5 {
+                    rng.range(5000.0, 9000.0)
+                } else {
+                    rng.range(100.0, 600.0)
+                };
+                tm[4] = Some(r1(h));
+                for k in 5..=8 {
+                    tm[k] = None;
+                }
+                tm[9] = Some(r1(t1 + h + post));
+                tm[10] = None;
+                r.status = *rng.pick(&[500i64, 502, 503]);
+                r.outcome = "error".into();
+                r.output_tokens = None;
+                r.stream_event_count = Some(0);
+                r.text_delta_count = Some(0);
+            }
+            "timeout" => {
+                tm[4] = None;
+                for k in 5..=8 {
+                    tm[k] = None;
+                }
+                tm[9] = Some(r1(t1 + 30000.0));
+                tm[10] = None;
+                r.status = 504;
+                r.outcome = "timeout".into();
+                r.output_tokens = None;
+            }
+            "missing_fields" => {
+                // The gateway lost the handler time (e.g. a crash before logging it).
+                tm[9] = None;
+            }
+            _ => {}
+        }
+        out.push(r);
+    }
+    // Planted data-quality problems, at fixed positions so tests can name them.
+    let n = out.len();
+    if n >= 100 {
+        // "missing" written as 0.
+        for i in [17, 517] {
+            if i < n && out[i].timing[7].is_some() {
+                out[i].timing[7] = Some(0.0);
+            }
+        }
+        // Out of order: first effective after first text.
+        if let (Some(t5), Some(_)) = (out[33].timing[7], out[33].timing[6]) {
+            out[33].timing[6] = Some(t5 + 50.0);
+        }
+        // Logged TPS disagreeing with tokens ÷ window.
+        if let Some(tps) = out[44].timing[10] {
+            out[44].timing[10] = Some(tps * 3.0);
+        }
+        // A duplicated request id.
+        let dup = out[55].request_id.clone();
+        out[56].request_id = dup;
+    }
+    out
+}
+
+fn timing_map(r: &Row) -> Map<String, Value> {
+    let mut m = Map::new();
+    for (k, v) in TIMING.iter().zip(r.timing.iter()) {
+        if let Some(v) = v {
+            m.insert(k.to_string(), json!(v));
+        }
+    }
+    m
+}
+
+fn base_json(r: &Row) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("request_id".into(), json!(r.request_id));
+    m.insert("timestamp".into(), json!(r.timestamp));
+    m.insert("model".into(), json!(r.model));
+    m.insert("group".into(), json!(r.group));
+    m.insert("channel".into(), json!(r.channel));
+    m.insert("region".into(), json!(r.region));
+    m.insert("is_stream".into(), json!(r.is_stream));
+    m.insert("status".into(), json!(r.status));
+    m.insert("outcome".into(), json!(r.outcome));
+    for (k, v) in [
+        ("input_tokens", r.input_tokens),
+        ("output_tokens", r.output_tokens),
+        ("cached_tokens", r.cached_tokens),
+        ("stream_event_count", r.stream_event_count),
+        ("text_delta_count", r.text_delta_count),
+        ("inflight", r.inflight),
+    ] {
+        m.insert(k.into(), v.map(|x| json!(x)).unwrap_or(Value::Null));
+    }
+    m.insert("prompt".into(), json!(CANARY_PROMPT));
+    m.insert("response".into(), json!(CANARY_RESPONSE));
+    m.insert("api_key".into(), json!(CANARY_KEY));
+    m.insert("scenario".into(), json!(r.scenario));
+    m
+}
+
+fn write_jsonl(rows: &[Row], path: &PathBuf, other_as_string: bool) -> std::io::Result<()> {
+    let mut w = BufWriter::new(File::create(path)?);
+    for r in rows {
+        let mut m = base_json(r);
+        let other = json!({"timing": timing_map(r), "messages": [{"role": "user", "content": CANARY_MESSAGES}]});
+        if other_as_string {
+            m.insert("other".into(), json!(other.to_string()));
+        } else {
+            m.insert("other".into(), other);
+        }
+        writeln!(w, "{}", Value::Object(m))?;
+    }
+    w.flush()
+}
+
+fn frame(rows: &[Row]) -> PolarsResult<DataFrame> {
+    let s = |f: fn(&Row) -> String| rows.iter().map(f).collect::<Vec<_>>();
+    let oi = |f: fn(&Row) -> Option<i64>| rows.iter().map(f).collect::<Vec<_>>();
+    let mut cols: Vec<Column> = vec![
+        Column::new("request_id".into(), s(|r| r.request_id.clone())),
+        Column::new("timestamp".into(), s(|r| r.timestamp.clone())),
+        Column::new("model".into(), s(|r| r.model.clone())),
+        Column::new("group".into(), s(|r| r.group.clone())),
+        Column::new("channel".into(), s(|r| r.channel.clone())),
+        Column::new("region".into(), s(|r| r.region.clone())),
+        Column::new(
+            "is_stream".into(),
+            rows.iter().map(|r| r.is_stream).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "status".into(),
+            rows.iter().map(|r| r.status).collect::<Vec<_>>(),
+        ),
+        Column::new("outcome".into(), s(|r| r.outcome.clone())),
+        Column::new("input_tokens".into(), oi(|r| r.input_tokens)),
+        Column::new("output_tokens".into(), oi(|r| r.output_tokens)),
+        Column::new("cached_tokens".into(), oi(|r| r.cached_tokens)),
+        Column::new("stream_event_count".into(), oi(|r| r.stream_event_count)),
+        Column::new("text_delta_count".into(), oi(|r| r.text_delta_count)),
+        Column::new("inflight".into(), oi(|r| r.inflight)),
+        Column::new("prompt".into(), vec![CANARY_PROMPT; rows.len()]),
+        Column::new("response".into(), vec![CANARY_RESPONSE; rows.len()]),
+        Column::new("api_key".into(), vec![CANARY_KEY; rows.len()]),
+        Column::new(
+            "scenario".into(),
+            rows.iter().map(|r| r.scenario).collect::<Vec<_>>(),
+        ),
+    ];
+    for (i, name) in TIMING.iter().enumerate() {
+        cols.push(Column::new(
+            (*name).into(),
+            rows.iter().map(|r| r.timing[i]).collect::<Vec<_>>(),
+        ));
+    }
+    DataFrame::new_infer_height(cols)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut rows = 3000usize;
+    let mut seed = 20261129u64;
+    let mut dir = PathBuf::from("fixtures/generated");
+    let mut formats = vec![
+        "parquet".to_string(),
+        "csv".into(),
+        "jsonl".into(),
+        "jsonl-string".into(),
+    ];
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || args.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--rows" => rows = val()?.parse()?,
+            "--seed" => seed = val()?.parse()?,
+            "--out-dir" => dir = PathBuf::from(val()?),
+            "--formats" => formats = val()?.split(',').map(String::from).collect(),
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    std::fs::create_dir_all(&dir)?;
+    let data = generate(rows, seed);
+    for f in &formats {
+        match f.as_str() {
+            "jsonl" => write_jsonl(&data, &dir.join("gateway.jsonl"), false)?,
+            "jsonl-string" => write_jsonl(&data, &dir.join("gateway_other_string.jsonl"), true)?,
+            "csv" => {
+                let mut df = frame(&data)?;
+                CsvWriter::new(File::create(dir.join("gateway.csv"))?).finish(&mut df)?;
+            }
+            "parquet" => {
+                // Timing nested as other.timing, as a struct column.
+                let df = frame(&data)?;
+                let timing: Vec<Expr> = TIMING.iter().map(|n| col(*n)).collect();
+                let mut df = df
+                    .lazy()
+                    .with_column(as_struct(vec![as_struct(timing).alias("timing")]).alias("other"))
+                    .drop(by_name(TIMING, true, false))
+                    .collect()?;
+                ParquetWriter::new(File::create(dir.join("gateway.parquet"))?).finish(&mut df)?;
+            }
+            other => return Err(format!("unknown format {other}").into()),
+        }
+    }
+    eprintln!(
+        "wrote {rows} rows ({}) to {}",
+        formats.join(", "),
+        dir.display()
+    );
+    Ok(())
+}

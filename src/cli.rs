@@ -1,0 +1,221 @@
+//! The command line: clap definitions (raw flags), their validation into library
+//! options, dispatch, and the one place that prints. Exit codes: 0 done, 2 error.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use tracediag::analyze::{self, Options};
+use tracediag::error::{Error, Result};
+use tracediag::output;
+use tracediag::report::{self, Renderer};
+use tracediag::ruleset::RuleSet;
+use tracediag::source::{self, InputFormat};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tracediag",
+    version,
+    about = "Diagnose LLM API latency offline, from gateway request logs",
+    long_about = "Reads per-request gateway logs (Parquet, CSV, JSON lines, JSON arrays), rebuilds each \
+request's timeline, derives named latency metrics, and tags every request with a class from an \
+ordered rule table (rules/gateway.toml)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Diagnose request logs: class table, named-metric percentiles, data quality.
+    Analyze(AnalyzeArgs),
+    /// Show the ordered rule table, or check a rule file.
+    Rules(RulesArgs),
+    /// List the canonical input fields, their origins and accepted column names.
+    Fields,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum InFormat {
+    Parquet,
+    Csv,
+    Jsonl,
+    Json,
+}
+
+#[derive(Debug, Args)]
+struct RuleArgs {
+    /// Rule file to use instead of the shipped rules/gateway.toml.
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
+    /// Override a rule parameter, e.g. --set header_slow_ms=3000 (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct AnalyzeArgs {
+    /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<String>,
+    /// Also summarise per group of these label columns, e.g. --by model,channel.
+    #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
+    by: Vec<String>,
+    /// Write one row per request (.parquet, .csv or .jsonl).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Read every input as this format instead of detecting it.
+    #[arg(long, value_enum)]
+    input_format: Option<InFormat>,
+    #[command(flatten)]
+    rule_args: RuleArgs,
+}
+
+#[derive(Debug, Args)]
+struct RulesArgs {
+    #[command(subcommand)]
+    action: Option<RulesAction>,
+    #[command(flatten)]
+    rule_args: RuleArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+enum RulesAction {
+    /// Load and type-check rule files; exit 2 with a pointed error if one is bad.
+    Check {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+}
+
+fn load_rules(args: &RuleArgs) -> Result<RuleSet> {
+    let mut rules = match &args.rules {
+        Some(p) => RuleSet::load(p)?,
+        None => RuleSet::gateway(),
+    };
+    for s in &args.set {
+        let (name, value) = s
+            .split_once('=')
+            .ok_or_else(|| Error::Usage(format!("--set {s}: expected NAME=VALUE")))?;
+        let v: f64 = value
+            .trim()
+            .parse()
+            .map_err(|_| Error::Usage(format!("--set {s}: `{value}` is not a number")))?;
+        rules.set_param(name.trim(), v)?;
+    }
+    Ok(rules)
+}
+
+fn emit(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (e.g. `| head`) is not an error worth reporting.
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::Usage(format!("cannot write to stdout: {e}"))),
+    }
+}
+
+fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
+    let rules = load_rules(&a.rule_args)?;
+    let inputs = source::expand(&a.inputs)?;
+    let out_format = match &a.out {
+        Some(p) => Some(output::check_target(p, &inputs, a.force)?),
+        None => None,
+    };
+    let opts = Options {
+        inputs,
+        input_format: a.input_format.map(|f| match f {
+            InFormat::Parquet => InputFormat::Parquet,
+            InFormat::Csv => InputFormat::Csv,
+            InFormat::Jsonl => InputFormat::JsonLines,
+            InFormat::Json => InputFormat::JsonArray,
+        }),
+        by: a
+            .by
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    };
+    let analysis = analyze::run(&rules, &opts)?;
+    if let (Some(path), Some(fmt)) = (&a.out, out_format) {
+        let mut df = output::project(&analysis.frame, &rules)?;
+        output::write(&mut df, path, fmt)?;
+        eprintln!(
+            "tracediag: wrote {} rows to {}",
+            df.height(),
+            path.display()
+        );
+    }
+    let text = match a.format {
+        Format::Table => report::Terminal.render(&analysis.summary),
+        Format::Json => report::Json.render(&analysis.summary),
+    };
+    emit(&text)
+}
+
+fn rules_cmd(a: RulesArgs) -> Result<()> {
+    match a.action {
+        Some(RulesAction::Check { files }) => {
+            let mut text = String::new();
+            for f in files {
+                let r = RuleSet::load(&f)?;
+                text.push_str(&format!(
+                    "{}: ok — table `{}`, {} rules, {} metrics, {} parameters\n",
+                    f.display(),
+                    r.name,
+                    r.rules.len(),
+                    r.metrics.len(),
+                    r.params.len()
+                ));
+            }
+            emit(&text)
+        }
+        None => {
+            let rules = load_rules(&a.rule_args)?;
+            emit(&match a.format {
+                Format::Table => report::rules::render_rules(&rules),
+                Format::Json => report::rules::rules_json(&rules),
+            })
+        }
+    }
+}
+
+/// Run the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Analyze(a) => analyze_cmd(a),
+        Command::Rules(a) => rules_cmd(a),
+        Command::Fields => emit(&report::rules::render_fields()),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(Error::Rule(e)) => {
+            eprintln!("{e}");
+            2
+        }
+        Err(e) => {
+            eprintln!("tracediag: error: {e}");
+            2
+        }
+    }
+}

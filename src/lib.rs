@@ -1,0 +1,20 @@
+//! tracediag: offline diagnosis of LLM API latency.
+//!
+//! The pipeline runs one way: `source` (adapters → canonical frame) → `ruleset`
+//! (derived metrics and the ordered rule table, compiled to polars expressions) →
+//! `quality` (data-quality flags) → `analyze` (collect, summarise) → `report` (render)
+//! and `output` (per-request file). The field catalogue in `catalogue` is the one list
+//! of fields, kinds and origins they all share.
+
+pub mod analyze;
+pub mod catalogue;
+pub mod error;
+pub mod output;
+pub mod quality;
+pub mod report;
+pub mod ruleset;
+pub mod source;
+pub mod stats;
+pub mod summary;
+
+pub use error::{Error, Result};

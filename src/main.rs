@@ -1,0 +1,7 @@
+//! The `tracediag` binary: everything lives in the library and `cli`.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::main());
+}

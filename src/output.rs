@@ -1,0 +1,167 @@
+//! `--out FILE`: one row per request, written to a temporary file beside the target and
+//! renamed into place, so a failed run never leaves a partial output. Refuses to write
+//! over an input, and over an existing file unless forced.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use crate::catalogue::{Kind, FIELDS};
+use crate::error::{Error, Result};
+use crate::quality;
+use crate::ruleset::compile::{estimated_metrics, ESTIMATED_SUFFIX};
+use crate::ruleset::RuleSet;
+use crate::source::{ROW_COL, SOURCE_COL};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutFormat {
+    Parquet,
+    Csv,
+    JsonLines,
+}
+
+impl OutFormat {
+    pub fn from_path(path: &Path) -> Result<OutFormat> {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("parquet") | Some("pq") => Ok(OutFormat::Parquet),
+            Some("csv") => Ok(OutFormat::Csv),
+            Some("jsonl") | Some("ndjson") => Ok(OutFormat::JsonLines),
+            other => Err(Error::Usage(format!(
+                "--out {}: expected a .parquet, .csv or .jsonl file, found {}",
+                path.display(),
+                other
+                    .map(|e| format!("`.{e}`"))
+                    .unwrap_or_else(|| "no extension".into())
+            ))),
+        }
+    }
+}
+
+/// The per-request columns, in output order: labels, class, timing fields, metrics,
+/// estimate flags, data-quality flags. Nothing else (and never content) is written.
+pub fn columns(rules: &RuleSet) -> Vec<String> {
+    let mut out: Vec<String> = vec![
+        "request_id".into(),
+        "timestamp".into(),
+        SOURCE_COL.into(),
+        ROW_COL.into(),
+    ];
+    for f in FIELDS {
+        if !f.kind.is_timing()
+            && f.name != "request_id"
+            && f.name != "timestamp"
+            && !matches!(f.kind, Kind::Timestamp)
+        {
+            out.push(f.name.into());
+        }
+    }
+    out.push("class".into());
+    out.push("classes".into());
+    out.extend(
+        FIELDS
+            .iter()
+            .filter(|f| f.kind.is_timing())
+            .map(|f| f.name.to_string()),
+    );
+    out.extend(rules.metrics.iter().map(|m| m.name.clone()));
+    let est = estimated_metrics(rules);
+    out.extend(
+        rules
+            .metrics
+            .iter()
+            .filter(|m| est.get(&m.name).copied().unwrap_or(false))
+            .map(|m| format!("{}{ESTIMATED_SUFFIX}", m.name)),
+    );
+    out.extend(quality::ALL.iter().map(quality::column));
+    out
+}
+
+/// Check the target before any work is done.
+pub fn check_target(path: &Path, inputs: &[PathBuf], force: bool) -> Result<OutFormat> {
+    let format = OutFormat::from_path(path)?;
+    let target = std::path::absolute(path).map_err(|e| Error::output(path, e.to_string()))?;
+    for input in inputs {
+        let same = match (std::fs::canonicalize(input), std::fs::canonicalize(path)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => std::path::absolute(input).ok().as_deref() == Some(target.as_path()),
+        };
+        if same {
+            return Err(Error::output(path, "refusing to write over an input file"));
+        }
+    }
+    if path.exists() && !force {
+        return Err(Error::output(
+            path,
+            "already exists; pass --force to replace it",
+        ));
+    }
+    if path.is_dir() {
+        return Err(Error::output(path, "is a directory"));
+    }
+    Ok(format)
+}
+
+/// Write `df` (already projected to `columns`) to `path` atomically.
+pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".tracediag-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            Error::output(
+                path,
+                format!("cannot create a temporary file in {}: {e}", dir.display()),
+            )
+        })?;
+    let fail = |e: String| Error::output(path, e);
+    {
+        let file: &File = tmp.as_file();
+        let mut w = BufWriter::new(file);
+        match format {
+            OutFormat::Parquet => {
+                ParquetWriter::new(&mut w)
+                    .finish(df)
+                    .map_err(|e| fail(e.to_string()))?;
+            }
+            OutFormat::Csv => {
+                CsvWriter::new(&mut w)
+                    .include_header(true)
+                    .finish(df)
+                    .map_err(|e| fail(e.to_string()))?;
+            }
+            OutFormat::JsonLines => {
+                JsonWriter::new(&mut w)
+                    .with_json_format(JsonFormat::JsonLines)
+                    .finish(df)
+                    .map_err(|e| fail(e.to_string()))?;
+            }
+        }
+        w.flush().map_err(|e| fail(e.to_string()))?;
+    }
+    tmp.as_file().sync_all().map_err(|e| fail(e.to_string()))?;
+    // Dropping `tmp` on any error above removes the temporary file.
+    tmp.persist(path).map_err(|e| fail(e.error.to_string()))?;
+    Ok(())
+}
+
+/// Project the analysis frame to the output columns, rows in input order.
+pub fn project(frame: &DataFrame, rules: &RuleSet) -> Result<DataFrame> {
+    let cols: Vec<Expr> = columns(rules).iter().map(|c| col(c.as_str())).collect();
+    frame
+        .clone()
+        .lazy()
+        .select(cols)
+        .collect()
+        .map_err(|e| Error::Usage(format!("internal: cannot project the output columns: {e}")))
+}

@@ -1,0 +1,198 @@
+//! The terminal report: what was read, the class table with where to look next, the
+//! named-metric percentiles and the data-quality findings, as comfy-table tables. The
+//! width is fixed so the output does not depend on the terminal it runs in.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use super::{fmt_num, fmt_share, Renderer};
+use crate::summary::{MetricRow, Summary};
+
+pub struct Terminal;
+
+const WIDTH: u16 = 120;
+
+/// A table whose columns `right` are right-aligned (the numeric ones).
+fn table(header: &[&str], right: std::ops::Range<usize>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(WIDTH)
+        .set_header(header.to_vec());
+    for i in right {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+fn metrics_table(rows: &[MetricRow]) -> Table {
+    let mut t = table(
+        &[
+            "metric (ms unless stated)",
+            "n",
+            "null",
+            "p50",
+            "p95",
+            "p99",
+            "estimated",
+        ],
+        1..7,
+    );
+    for m in rows {
+        t.add_row(vec![
+            m.label.clone(),
+            m.pct.n.to_string(),
+            m.nulls.to_string(),
+            fmt_num(m.pct.p50),
+            fmt_num(m.pct.p95),
+            fmt_num(m.pct.p99),
+            m.estimated
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "—".into()),
+        ]);
+    }
+    t
+}
+
+impl Renderer for Terminal {
+    fn render(&self, s: &Summary) -> String {
+        let mut out = String::new();
+        let mut line = |l: String| {
+            out.push_str(&l);
+            out.push('\n');
+        };
+        line(format!(
+            "{} — rules: {} ({})",
+            s.tool, s.rules.name, s.rules.source
+        ));
+        for i in &s.inputs {
+            line(format!(
+                "input: {} ({}, {} canonical fields found)",
+                i.path,
+                i.format,
+                i.fields.len()
+            ));
+        }
+        let span = s
+            .time_span
+            .as_ref()
+            .map(|t| format!("{} → {}", t.start, t.end))
+            .unwrap_or_else(|| "unknown (no timestamps)".into());
+        line(format!("requests: {}   time span: {span}", s.rows));
+        line(format!(
+            "streaming: {} streamed, {} not streamed, {} unknown",
+            s.streaming.streaming, s.streaming.non_streaming, s.streaming.unknown
+        ));
+        let outcomes: Vec<String> = s
+            .outcomes
+            .iter()
+            .map(|o| format!("{} {}", o.name, o.count))
+            .collect();
+        line(format!(
+            "outcomes: {}   ({} failed, cancelled or timed out: included in every figure below)",
+            if outcomes.is_empty() {
+                "none".to_string()
+            } else {
+                outcomes.join(", ")
+            },
+            s.failures
+        ));
+        line(format!("percentiles: {}", s.percentile_method));
+        line(String::new());
+
+        line("Diagnosis — the first matching rule gives each request its class".into());
+        let mut t = table(
+            &[
+                "#", "class", "requests", "share", "failed", "e2e p50", "e2e p95", "e2e p99",
+            ],
+            2..8,
+        );
+        for c in s.classes.iter().filter(|c| c.count > 0) {
+            t.add_row(vec![
+                c.order.map(|o| o.to_string()).unwrap_or_else(|| "—".into()),
+                c.class.clone(),
+                c.count.to_string(),
+                fmt_share(c.share),
+                c.failures.to_string(),
+                fmt_num(c.end_to_end_ms.p50),
+                fmt_num(c.end_to_end_ms.p95),
+                fmt_num(c.end_to_end_ms.p99),
+            ]);
+        }
+        line(t.to_string());
+        let found: Vec<_> = s
+            .classes
+            .iter()
+            .filter(|c| c.count > 0 && c.order.is_some())
+            .collect();
+        if !found.is_empty() {
+            line(String::new());
+            line("Where to look".into());
+            let mut t = table(&["class", "look at", "layer", "next check"], 0..0);
+            for c in found {
+                t.add_row(vec![
+                    c.class.clone(),
+                    c.look_at.clone(),
+                    c.layer.clone(),
+                    c.next_check.clone(),
+                ]);
+            }
+            line(t.to_string());
+        }
+        line(String::new());
+        line("Named metrics — failures included; null where a request has no such point".into());
+        line(metrics_table(&s.metrics).to_string());
+        line(String::new());
+        line("Data quality — flagged rows are kept and classified as they are".into());
+        let mut t = table(&["check", "rows", "examples", "what it means"], 1..2);
+        for q in &s.quality {
+            t.add_row(vec![
+                q.check.clone(),
+                q.count.to_string(),
+                q.examples.join(", "),
+                q.doc.clone(),
+            ]);
+        }
+        line(t.to_string());
+        if let Some(g) = &s.groups {
+            line(String::new());
+            line(format!("By {}", g.by.join(", ")));
+            let mut header: Vec<&str> = g.by.iter().map(|s| s.as_str()).collect();
+            header.extend([
+                "requests", "failed", "classes", "e2e p50", "e2e p95", "e2e p99",
+            ]);
+            let mut t = table(&header, g.by.len()..header.len());
+            for row in &g.groups {
+                let e2e = &row.end_to_end_ms;
+                let mut cells: Vec<String> = row
+                    .key
+                    .iter()
+                    .map(|k| k.clone().unwrap_or_else(|| "(none)".into()))
+                    .collect();
+                cells.push(row.rows.to_string());
+                cells.push(row.failures.to_string());
+                cells.push(
+                    row.classes
+                        .iter()
+                        .map(|c| format!("{} {}", c.name, c.count))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                );
+                cells.push(fmt_num(e2e.p50));
+                cells.push(fmt_num(e2e.p95));
+                cells.push(fmt_num(e2e.p99));
+                t.add_row(cells);
+            }
+            line(t.to_string());
+        }
+        if !s.notes.is_empty() {
+            line(String::new());
+            for n in &s.notes {
+                line(format!("note: {n}"));
+            }
+        }
+        out
+    }
+}

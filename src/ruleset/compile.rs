@@ -1,0 +1,261 @@
+//! Turns checked expressions into polars expressions. Metrics become columns (in
+//! dependency order) and rules become one `when/then` chain in table order: the first
+//! match is the request's `class`, every match is a tag in `classes`.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+
+use super::types::{Arith, Cmp, Func, Node};
+use super::RuleSet;
+
+/// Suffix of the flag column that marks a metric built on an estimate.
+pub const ESTIMATED_SUFFIX: &str = "_estimated";
+
+/// Separator between tags in the `classes` column (a string, so CSV can hold it).
+pub const CLASSES_SEPARATOR: &str = ";";
+
+pub struct Compiler<'a> {
+    params: &'a BTreeMap<String, f64>,
+    /// Metrics that may carry an estimate (they have an `<name>_estimated` column).
+    estimated_metrics: &'a BTreeMap<String, bool>,
+}
+
+impl<'a> Compiler<'a> {
+    pub fn new(
+        params: &'a BTreeMap<String, f64>,
+        estimated_metrics: &'a BTreeMap<String, bool>,
+    ) -> Self {
+        Compiler {
+            params,
+            estimated_metrics,
+        }
+    }
+
+    /// The value expression.
+    pub fn value(&self, node: &Node) -> Expr {
+        match node {
+            Node::Field(n) | Node::Metric(n) => col(n.as_str()),
+            Node::Param(n) => lit(self.params[n]),
+            Node::Num(x) => lit(*x),
+            Node::Str(s) => lit(s.as_str()),
+            Node::Bool(b) => lit(*b),
+            Node::Arith(op, a, b) => {
+                // Cast first: polars divides integers by flooring.
+                let (a, b) = (
+                    self.value(a).cast(DataType::Float64),
+                    self.value(b).cast(DataType::Float64),
+                );
+                match op {
+                    Arith::Add => a + b,
+                    Arith::Sub => a - b,
+                    Arith::Mul => a * b,
+                    // Division by zero gives null, not infinity: a per-token figure for a
+                    // one-token response is undefined, not infinite.
+                    Arith::Div => when(b.clone().eq(lit(0.0)))
+                        .then(lit(NULL).cast(DataType::Float64))
+                        .otherwise(a / b),
+                }
+            }
+            Node::Cmp(op, a, b) => {
+                let (a, b) = (self.value(a), self.value(b));
+                match op {
+                    Cmp::Eq => a.eq(b),
+                    Cmp::NotEq => a.neq(b),
+                    Cmp::Lt => a.lt(b),
+                    Cmp::LtEq => a.lt_eq(b),
+                    Cmp::Gt => a.gt(b),
+                    Cmp::GtEq => a.gt_eq(b),
+                }
+            }
+            Node::And(a, b) => self.value(a).and(self.value(b)),
+            Node::Or(a, b) => self.value(a).or(self.value(b)),
+            Node::Not(a) => self.value(a).not(),
+            Node::Neg(a) => lit(0.0) - self.value(a).cast(DataType::Float64),
+            Node::IsNull { expr, negated } => {
+                let e = self.value(expr);
+                if *negated {
+                    e.is_not_null()
+                } else {
+                    e.is_null()
+                }
+            }
+            Node::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let e = self.value(expr);
+                let any = list
+                    .iter()
+                    .map(|item| e.clone().eq(self.value(item)))
+                    .reduce(|a, b| a.or(b))
+                    .unwrap_or(lit(false));
+                if *negated {
+                    any.not()
+                } else {
+                    any
+                }
+            }
+            Node::Call { func, args, .. } => {
+                let vals: Vec<Expr> = args.iter().map(|a| self.value(a)).collect();
+                match func {
+                    Func::Abs => {
+                        let x = vals[0].clone().cast(DataType::Float64);
+                        when(x.clone().lt(lit(0.0)))
+                            .then(lit(0.0) - x.clone())
+                            .otherwise(x)
+                    }
+                    Func::Coalesce => {
+                        let mut it = vals.into_iter().rev();
+                        let last = it.next().expect("checked: at least 2 arguments");
+                        it.fold(last, |acc, v| {
+                            when(v.clone().is_not_null()).then(v).otherwise(acc)
+                        })
+                    }
+                    // Null if any argument is null: a missing figure is not a small one.
+                    Func::Greatest | Func::Least => {
+                        let mut it = vals.into_iter();
+                        let first = it.next().expect("checked: at least 2 arguments");
+                        it.fold(first, |acc, v| {
+                            let pick_acc = if *func == Func::Greatest {
+                                acc.clone().gt_eq(v.clone())
+                            } else {
+                                acc.clone().lt_eq(v.clone())
+                            };
+                            when(acc.clone().is_null().or(v.clone().is_null()))
+                                .then(lit(NULL).cast(DataType::Float64))
+                                .otherwise(
+                                    when(pick_acc)
+                                        .then(acc.cast(DataType::Float64))
+                                        .otherwise(v.cast(DataType::Float64)),
+                                )
+                        })
+                    }
+                }
+            }
+        }
+    }
+
+    /// The "built on an estimate" flag of an expression, if it can ever be estimated.
+    pub fn estimated(&self, node: &Node) -> Option<Expr> {
+        let children: Vec<&Node> = match node {
+            Node::Metric(n) => {
+                return self
+                    .estimated_metrics
+                    .get(n)
+                    .copied()
+                    .unwrap_or(false)
+                    .then(|| col(format!("{n}{ESTIMATED_SUFFIX}").as_str()))
+            }
+            Node::Field(_) | Node::Param(_) | Node::Num(_) | Node::Str(_) | Node::Bool(_) => {
+                return None
+            }
+            Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
+                vec![a, b]
+            }
+            Node::Not(a) | Node::Neg(a) => vec![a],
+            Node::IsNull { expr, .. } => vec![expr],
+            Node::InList { expr, .. } => vec![expr],
+            Node::Call {
+                args, estimated, ..
+            } => {
+                let mut flags: Vec<Expr> = args.iter().filter_map(|a| self.estimated(a)).collect();
+                if *estimated {
+                    // The fallback was taken: the exact point is null and a value exists.
+                    flags.push(
+                        self.value(&args[0])
+                            .is_null()
+                            .and(self.value(node).is_not_null()),
+                    );
+                }
+                return flags.into_iter().reduce(|a, b| a.or(b));
+            }
+        };
+        children
+            .into_iter()
+            .filter_map(|c| self.estimated(c))
+            .reduce(|a, b| a.or(b))
+    }
+}
+
+/// Which metrics can carry an estimate, in dependency order.
+pub fn estimated_metrics(rules: &RuleSet) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
+    let params = rules.param_values();
+    for m in &rules.metrics {
+        let c = Compiler::new(&params, &out);
+        let est = c.estimated(&m.node).is_some();
+        out.insert(m.name.clone(), est);
+    }
+    out
+}
+
+/// Adds every metric column (and `<metric>_estimated` where it applies), then `class` and
+/// `classes`, to `lf`.
+pub fn apply(rules: &RuleSet, mut lf: LazyFrame) -> LazyFrame {
+    let params = rules.param_values();
+    let est = estimated_metrics(rules);
+    let c = Compiler::new(&params, &est);
+    // One with_columns per metric: later metrics may refer to earlier ones by name.
+    for m in &rules.metrics {
+        let mut cols = vec![c
+            .value(&m.node)
+            .cast(DataType::Float64)
+            .alias(m.name.as_str())];
+        if let Some(flag) = c.estimated(&m.node) {
+            cols.push(
+                flag.fill_null(lit(false))
+                    .alias(format!("{}{ESTIMATED_SUFFIX}", m.name).as_str()),
+            );
+        }
+        lf = lf.with_columns(cols);
+    }
+    lf.with_columns(class_exprs(rules, &c))
+}
+
+fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
+    let default = lit(rules.default_class.as_str());
+    let conds: Vec<(Expr, &str)> = rules
+        .rules
+        .iter()
+        .map(|r| (c.value(&r.node).fill_null(lit(false)), r.class.as_str()))
+        .collect();
+    let class = match conds.split_first() {
+        None => default.clone(),
+        Some(((c0, n0), rest)) => {
+            let mut chain = when(c0.clone()).then(lit(*n0));
+            let mut chained = None;
+            for (ci, ni) in rest {
+                chained = Some(match chained.take() {
+                    None => chain.clone().when(ci.clone()).then(lit(*ni)),
+                    Some(ch) => polars::prelude::ChainedThen::when(ch, ci.clone()).then(lit(*ni)),
+                });
+            }
+            match chained {
+                None => {
+                    chain = chain.clone();
+                    chain.otherwise(default.clone())
+                }
+                Some(ch) => ch.otherwise(default.clone()),
+            }
+        }
+    };
+    let tags: Vec<Expr> = conds
+        .iter()
+        .map(|(ci, ni)| {
+            when(ci.clone())
+                .then(lit(*ni))
+                .otherwise(lit(NULL).cast(DataType::String))
+        })
+        .collect();
+    let classes = if tags.is_empty() {
+        default.clone()
+    } else {
+        let joined = concat_str(tags, CLASSES_SEPARATOR, true);
+        when(joined.clone().eq(lit("")))
+            .then(default)
+            .otherwise(joined)
+    };
+    vec![class.alias("class"), classes.alias("classes")]
+}

@@ -1,0 +1,63 @@
+//! The on-disk shape of a rule file (TOML), deserialized with serde. Every string that
+//! holds an expression or a name keeps its byte span, so errors can point at
+//! file:line:column.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Short name of the table, e.g. `gateway`.
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    /// Class given to a row that no rule matches.
+    pub default_class: Spanned<String>,
+    #[serde(default)]
+    pub params: Vec<ParamDef>,
+    #[serde(default)]
+    pub metrics: Vec<MetricDef>,
+    #[serde(default)]
+    pub rules: Vec<RuleDef>,
+}
+
+/// A named threshold, overridable from the CLI with `--set name=value`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamDef {
+    pub name: Spanned<String>,
+    pub value: f64,
+    /// `ms`, `tps`, `ratio` or `tokens`: decides what the parameter may be compared with.
+    pub unit: Spanned<String>,
+    pub doc: String,
+}
+
+/// A derived metric: one named expression, computed for every row.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricDef {
+    pub name: Spanned<String>,
+    pub expr: Spanned<String>,
+    pub doc: String,
+    /// Display name; a metric with a label is reported with p50/p95/p99.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// One row of the ordered diagnosis table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDef {
+    pub class: Spanned<String>,
+    pub order: Spanned<i64>,
+    pub when: Spanned<String>,
+    /// The metric or field to look at first.
+    pub look_at: Spanned<String>,
+    pub layer: String,
+    pub next_check: String,
+    /// What it detects.
+    pub detects: String,
+    /// Why it matters.
+    pub why: String,
+}

@@ -1,0 +1,638 @@
+//! Rule tables: loading a TOML rule file, checking every expression against the field
+//! catalogue (origins, units, names), and holding the result in table order.
+//!
+//! The language itself is SQL expression syntax parsed by `sqlparser` (see
+//! `rules/README.md`), so a rule's text also runs on DuckDB, Spark or Trino.
+
+pub mod compile;
+mod file;
+pub mod types;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::Path;
+
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Location, Span, Token};
+
+use crate::catalogue;
+use crate::error::{Error, Result, RuleError};
+use file::RuleFile;
+use types::{CheckError, Scope};
+pub use types::{Node, Ty};
+
+/// The shipped gateway table, compiled into the binary so `tracediag analyze` works from
+/// anywhere; `--rules FILE` replaces it.
+pub const GATEWAY_TOML: &str = include_str!("../../rules/gateway.toml");
+pub const GATEWAY_PATH: &str = "rules/gateway.toml";
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub doc: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Metric {
+    pub name: String,
+    pub expr: String,
+    pub node: Node,
+    pub ty: Ty,
+    pub doc: String,
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub class: String,
+    pub order: i64,
+    pub when: String,
+    pub node: Node,
+    pub look_at: String,
+    pub layer: String,
+    pub next_check: String,
+    pub detects: String,
+    pub why: String,
+}
+
+/// A loaded, checked rule table.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    /// Where it came from, as given (used in reports).
+    pub source: String,
+    pub name: String,
+    pub description: String,
+    pub default_class: String,
+    pub params: Vec<Param>,
+    /// In dependency order: every metric comes after the metrics it uses.
+    pub metrics: Vec<Metric>,
+    /// In table order.
+    pub rules: Vec<Rule>,
+    /// Position of each metric in the file, for display order.
+    metric_file_order: BTreeMap<String, usize>,
+}
+
+impl RuleSet {
+    /// The shipped gateway table.
+    pub fn gateway() -> RuleSet {
+        RuleSet::parse(GATEWAY_TOML, GATEWAY_PATH)
+            .expect("the shipped rules/gateway.toml is checked by the tests")
+    }
+
+    pub fn load(path: &Path) -> Result<RuleSet> {
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| Error::input(path, format!("cannot read rule file: {e}")))?;
+        RuleSet::parse(&src, &path.display().to_string())
+    }
+
+    /// Parse and check a rule file's text; `file` names it in errors.
+    pub fn parse(src: &str, file: &str) -> Result<RuleSet> {
+        Loader { src, file }.load().map_err(Error::Rule)
+    }
+
+    /// Current parameter values by name.
+    pub fn param_values(&self) -> BTreeMap<String, f64> {
+        self.params
+            .iter()
+            .map(|p| (p.name.clone(), p.value))
+            .collect()
+    }
+
+    /// Override a parameter (`--set name=value`).
+    pub fn set_param(&mut self, name: &str, value: f64) -> Result<()> {
+        match self.params.iter_mut().find(|p| p.name == name) {
+            Some(p) => {
+                p.value = value;
+                Ok(())
+            }
+            None => {
+                let mut msg = format!(
+                    "--set: the rule table `{}` has no parameter `{name}`",
+                    self.name
+                );
+                if let Some(s) = types::nearest(name, self.params.iter().map(|p| p.name.as_str())) {
+                    msg.push_str(&format!("; did you mean `{s}`?"));
+                }
+                Err(Error::Usage(msg))
+            }
+        }
+    }
+
+    /// The same table with only the rule for `class` (its metrics and params kept): how
+    /// each class is tested on its own.
+    pub fn only(&self, class: &str) -> Option<RuleSet> {
+        let rule = self.rules.iter().find(|r| r.class == class)?.clone();
+        Some(RuleSet {
+            rules: vec![rule],
+            ..self.clone()
+        })
+    }
+
+    pub fn rule(&self, class: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.class == class)
+    }
+
+    /// Metrics reported with percentiles (those with a label), in file order.
+    pub fn reported_metrics(&self) -> Vec<&Metric> {
+        let mut v: Vec<&Metric> = self.metrics.iter().filter(|m| m.label.is_some()).collect();
+        v.sort_by_key(|m| {
+            self.metric_file_order
+                .get(&m.name)
+                .copied()
+                .unwrap_or(usize::MAX)
+        });
+        v
+    }
+}
+
+struct Loader<'a> {
+    src: &'a str,
+    file: &'a str,
+}
+
+/// Position of the first character of a TOML string value's content. Columns inside the
+/// expression map 1:1 onto the file as long as the string has no escapes.
+struct TextOrigin {
+    line: usize,
+    column: usize,
+}
+
+impl Loader<'_> {
+    fn error_at(
+        &self,
+        line: usize,
+        column: usize,
+        width: usize,
+        message: impl Into<String>,
+    ) -> RuleError {
+        let source_line = self
+            .src
+            .lines()
+            .nth(line.saturating_sub(1))
+            .map(|s| s.to_string());
+        RuleError {
+            file: self.file.to_string(),
+            line,
+            column,
+            width,
+            message: message.into(),
+            source_line: if line > 0 { source_line } else { None },
+            notes: vec![],
+            help: None,
+        }
+    }
+
+    fn line_col(&self, byte: usize) -> (usize, usize) {
+        let byte = byte.min(self.src.len());
+        let before = &self.src[..byte];
+        let line = before.matches('\n').count() + 1;
+        let col = before
+            .rsplit('\n')
+            .next()
+            .map(|s| s.chars().count())
+            .unwrap_or(0)
+            + 1;
+        (line, col)
+    }
+
+    fn span_error(&self, span: Range<usize>, message: impl Into<String>) -> RuleError {
+        let (line, col) = self.line_col(span.start);
+        let (end_line, end_col) = self.line_col(span.end);
+        let width = if end_line == line {
+            end_col.saturating_sub(col).max(1)
+        } else {
+            1
+        };
+        self.error_at(line, col, width, message)
+    }
+
+    fn text_origin(&self, span: &Range<usize>) -> TextOrigin {
+        let raw = &self.src[span.clone()];
+        let (line, col) = self.line_col(span.start);
+        for q in ["\"\"\"", "'''"] {
+            if let Some(rest) = raw.strip_prefix(q) {
+                // TOML trims a newline right after the opening quotes.
+                if rest.starts_with('\n') || rest.starts_with("\r\n") {
+                    return TextOrigin {
+                        line: line + 1,
+                        column: 1,
+                    };
+                }
+                return TextOrigin {
+                    line,
+                    column: col + 3,
+                };
+            }
+        }
+        TextOrigin {
+            line,
+            column: col + 1,
+        }
+    }
+
+    /// Map a location inside an expression's text to file line:column.
+    fn map_loc(&self, origin: &TextOrigin, loc: Location) -> (usize, usize) {
+        let (l, c) = (loc.line.max(1) as usize, loc.column.max(1) as usize);
+        if l == 1 {
+            (origin.line, origin.column + c - 1)
+        } else {
+            (origin.line + l - 1, c)
+        }
+    }
+
+    fn expr_error(&self, span: &Range<usize>, e: CheckError) -> RuleError {
+        let origin = self.text_origin(span);
+        let (line, col) = self.map_loc(&origin, e.span.start);
+        let width = if e.span.end.line == e.span.start.line {
+            (e.span.end.column.saturating_sub(e.span.start.column)) as usize
+        } else {
+            1
+        };
+        let mut err = self.error_at(line, col, width.max(1), e.message);
+        err.notes = e.notes;
+        err.help = e.help;
+        err
+    }
+
+    fn parse_expr(
+        &self,
+        text: &str,
+        span: &Range<usize>,
+    ) -> std::result::Result<sqlparser::ast::Expr, RuleError> {
+        let dialect = GenericDialect {};
+        let fail = |msg: String| -> RuleError {
+            // sqlparser reports "… at Line: L, Column: C"; point there.
+            let origin = self.text_origin(span);
+            let loc = parse_location(&msg).unwrap_or(Location { line: 1, column: 1 });
+            let (line, col) = self.map_loc(&origin, loc);
+            let clean = msg
+                .trim_start_matches("sql parser error: ")
+                .split(" at Line:")
+                .next()
+                .unwrap_or(&msg)
+                .to_string();
+            self.error_at(line, col, 1, format!("syntax error in expression: {clean}"))
+        };
+        let mut parser = Parser::new(&dialect)
+            .try_with_sql(text)
+            .map_err(|e| fail(e.to_string()))?;
+        let expr = parser.parse_expr().map_err(|e| fail(e.to_string()))?;
+        let next = parser.peek_token();
+        if next.token != Token::EOF {
+            let loc = next.span.start;
+            let origin = self.text_origin(span);
+            let (line, col) = self.map_loc(&origin, loc);
+            return Err(self.error_at(
+                line,
+                col,
+                1,
+                format!(
+                    "unexpected `{}` after the end of the expression",
+                    next.token
+                ),
+            ));
+        }
+        Ok(expr)
+    }
+
+    fn load(&self) -> std::result::Result<RuleSet, RuleError> {
+        let raw: RuleFile = toml::from_str(self.src).map_err(|e| {
+            let msg = e.message().trim().to_string();
+            match e.span() {
+                Some(span) => self.span_error(span, msg),
+                None => self.error_at(0, 0, 0, msg),
+            }
+        })?;
+
+        let name_ok = |s: &str| {
+            !s.is_empty()
+                && s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        };
+
+        // Parameters.
+        let mut params = vec![];
+        let mut param_types = BTreeMap::new();
+        for p in &raw.params {
+            let name = p.name.get_ref();
+            if !name_ok(name) {
+                return Err(self.span_error(
+                    p.name.span(),
+                    format!("parameter name `{name}` must be snake_case"),
+                ));
+            }
+            if catalogue::field(name).is_some() {
+                return Err(self.span_error(
+                    p.name.span(),
+                    format!("parameter `{name}` has the name of a log field"),
+                ));
+            }
+            let Some(ty) = Ty::from_unit(p.unit.get_ref()) else {
+                return Err(self.span_error(
+                    p.unit.span(),
+                    format!(
+                        "unknown unit `{}`: expected ms, tps, ratio or tokens",
+                        p.unit.get_ref()
+                    ),
+                ));
+            };
+            if param_types.insert(name.clone(), ty).is_some() {
+                return Err(self.span_error(
+                    p.name.span(),
+                    format!("parameter `{name}` is defined twice"),
+                ));
+            }
+            params.push(Param {
+                name: name.clone(),
+                value: p.value,
+                unit: p.unit.get_ref().clone(),
+                doc: p.doc.clone(),
+            });
+        }
+
+        // Metrics: names first (so expressions may refer to metrics defined later), then
+        // type each one, resolving references depth-first and rejecting cycles.
+        let mut defs: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, m) in raw.metrics.iter().enumerate() {
+            let name = m.name.get_ref();
+            if !name_ok(name) {
+                return Err(self.span_error(
+                    m.name.span(),
+                    format!("metric name `{name}` must be snake_case"),
+                ));
+            }
+            if catalogue::field(name).is_some() {
+                return Err(self.span_error(
+                    m.name.span(),
+                    format!("metric `{name}` has the name of a log field; pick another name"),
+                ));
+            }
+            if param_types.contains_key(name) {
+                return Err(self.span_error(
+                    m.name.span(),
+                    format!("metric `{name}` has the name of a parameter"),
+                ));
+            }
+            if defs.insert(name.clone(), i).is_some() {
+                return Err(
+                    self.span_error(m.name.span(), format!("metric `{name}` is defined twice"))
+                );
+            }
+        }
+        let mut parsed = vec![];
+        for m in &raw.metrics {
+            parsed.push(self.parse_expr(m.expr.get_ref(), &m.expr.span())?);
+        }
+
+        let state = RefCell::new(MetricState::default());
+        let all_names: Vec<String> = catalogue::FIELDS
+            .iter()
+            .map(|f| f.name.to_string())
+            .chain(defs.keys().cloned())
+            .chain(param_types.keys().cloned())
+            .collect();
+        self.resolve_all(&raw, &parsed, &defs, &param_types, &state, &all_names)?;
+        let state = state.into_inner();
+
+        let mut metrics = vec![];
+        for name in &state.done_order {
+            let i = defs[name];
+            let m = &raw.metrics[i];
+            let (node, ty) = state.typed[name].clone();
+            if !ty.is_numeric() {
+                return Err(self.span_error(
+                    m.expr.span(),
+                    format!("metric `{name}` must be a number, found a {ty}"),
+                ));
+            }
+            metrics.push(Metric {
+                name: name.clone(),
+                expr: m.expr.get_ref().clone(),
+                node,
+                ty,
+                doc: m.doc.clone(),
+                label: m.label.clone(),
+            });
+        }
+        let metric_types: BTreeMap<String, Ty> =
+            metrics.iter().map(|m| (m.name.clone(), m.ty)).collect();
+
+        // Rules.
+        let default_class = raw.default_class.get_ref().clone();
+        if !name_ok(&default_class) {
+            return Err(self.span_error(
+                raw.default_class.span(),
+                format!("class name `{default_class}` must be snake_case"),
+            ));
+        }
+        let mut rules = vec![];
+        let mut classes = BTreeSet::new();
+        let mut orders = BTreeMap::new();
+        for r in &raw.rules {
+            let class = r.class.get_ref();
+            if !name_ok(class) {
+                return Err(self.span_error(
+                    r.class.span(),
+                    format!("class name `{class}` must be snake_case"),
+                ));
+            }
+            if class == &default_class {
+                return Err(self.span_error(
+                    r.class.span(),
+                    format!("`{class}` is the default class; a rule cannot also produce it"),
+                ));
+            }
+            if !classes.insert(class.clone()) {
+                return Err(self.span_error(
+                    r.class.span(),
+                    format!("class `{class}` appears in two rules; each class has one rule"),
+                ));
+            }
+            if let Some(prev) = orders.insert(*r.order.get_ref(), class.clone()) {
+                return Err(self.span_error(
+                    r.order.span(),
+                    format!("order {} is already taken by `{prev}`", r.order.get_ref()),
+                ));
+            }
+            let look = r.look_at.get_ref();
+            if catalogue::field(look).is_none() && !metric_types.contains_key(look) {
+                let mut err = self.span_error(
+                    r.look_at.span(),
+                    format!("look_at names `{look}`, which is neither a field nor a metric"),
+                );
+                if let Some(s) = types::nearest(look, all_names.iter().map(|s| s.as_str())) {
+                    err.help = Some(format!("did you mean `{s}`?"));
+                }
+                return Err(err);
+            }
+            let expr = self.parse_expr(r.when.get_ref(), &r.when.span())?;
+            let no_pending = |name: &str, span: Span| Err(unknown_name(name, span, &all_names));
+            let scope = Scope {
+                metrics: &metric_types,
+                pending: &no_pending,
+                params: &param_types,
+            };
+            let (node, ty) =
+                types::check(&expr, &scope).map_err(|e| self.expr_error(&r.when.span(), e))?;
+            if ty != Ty::Bool {
+                return Err(self.span_error(
+                    r.when.span(),
+                    format!("a rule's `when` must be a condition (true/false), found a {ty}"),
+                ));
+            }
+            rules.push(Rule {
+                class: class.clone(),
+                order: *r.order.get_ref(),
+                when: r.when.get_ref().clone(),
+                node,
+                look_at: look.clone(),
+                layer: r.layer.clone(),
+                next_check: r.next_check.clone(),
+                detects: r.detects.clone(),
+                why: r.why.clone(),
+            });
+        }
+        rules.sort_by_key(|r| r.order);
+
+        let metric_file_order = raw
+            .metrics
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.get_ref().clone(), i))
+            .collect();
+        Ok(RuleSet {
+            source: self.file.to_string(),
+            name: raw.name.get_ref().clone(),
+            description: raw.description.clone(),
+            default_class,
+            params,
+            metrics,
+            rules,
+            metric_file_order,
+        })
+    }
+
+    fn resolve_all(
+        &self,
+        raw: &RuleFile,
+        parsed: &[sqlparser::ast::Expr],
+        defs: &BTreeMap<String, usize>,
+        params: &BTreeMap<String, Ty>,
+        state: &RefCell<MetricState>,
+        all_names: &[String],
+    ) -> std::result::Result<(), RuleError> {
+        for m in &raw.metrics {
+            self.resolve(
+                m.name.get_ref(),
+                raw,
+                parsed,
+                defs,
+                params,
+                state,
+                all_names,
+            )?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resolve(
+        &self,
+        name: &str,
+        raw: &RuleFile,
+        parsed: &[sqlparser::ast::Expr],
+        defs: &BTreeMap<String, usize>,
+        params: &BTreeMap<String, Ty>,
+        state: &RefCell<MetricState>,
+        all_names: &[String],
+    ) -> std::result::Result<Ty, RuleError> {
+        if let Some((_, ty)) = state.borrow().typed.get(name) {
+            return Ok(*ty);
+        }
+        let i = defs[name];
+        if let Some(pos) = state.borrow().stack.iter().position(|n| n == name) {
+            let cycle: Vec<String> = state.borrow().stack[pos..]
+                .iter()
+                .cloned()
+                .chain([name.to_string()])
+                .collect();
+            return Err(self.span_error(
+                raw.metrics[i].name.span(),
+                format!("named metrics form a cycle: {}", cycle.join(" → ")),
+            ));
+        }
+        state.borrow_mut().stack.push(name.to_string());
+        let cycle_err: RefCell<Option<RuleError>> = RefCell::new(None);
+        let pending = |dep: &str, span: Span| -> std::result::Result<Ty, CheckError> {
+            if !defs.contains_key(dep) {
+                return Err(unknown_name(dep, span, all_names));
+            }
+            match self.resolve(dep, raw, parsed, defs, params, state, all_names) {
+                Ok(t) => Ok(t),
+                Err(e) => {
+                    *cycle_err.borrow_mut() = Some(e);
+                    Err(CheckError {
+                        span,
+                        message: String::new(),
+                        notes: vec![],
+                        help: None,
+                    })
+                }
+            }
+        };
+        let typed_snapshot: BTreeMap<String, Ty> = BTreeMap::new();
+        let scope = Scope {
+            metrics: &typed_snapshot,
+            pending: &pending,
+            params,
+        };
+        let result = types::check(&parsed[i], &scope);
+        if let Some(e) = cycle_err.into_inner() {
+            return Err(e);
+        }
+        let (node, ty) = result.map_err(|e| self.expr_error(&raw.metrics[i].expr.span(), e))?;
+        let mut st = state.borrow_mut();
+        st.stack.pop();
+        st.typed.insert(name.to_string(), (node, ty));
+        st.done_order.push(name.to_string());
+        Ok(ty)
+    }
+}
+
+#[derive(Default)]
+struct MetricState {
+    typed: BTreeMap<String, (Node, Ty)>,
+    stack: Vec<String>,
+    done_order: Vec<String>,
+}
+
+fn unknown_name(name: &str, span: Span, all_names: &[String]) -> CheckError {
+    let mut e = CheckError {
+        span,
+        message: format!("unknown name `{name}`: not a log field, a metric or a parameter"),
+        notes: vec![],
+        help: None,
+    };
+    if let Some(s) = types::nearest(name, all_names.iter().map(|s| s.as_str())) {
+        e.help = Some(format!("did you mean `{s}`?"));
+    }
+    e
+}
+
+fn parse_location(msg: &str) -> Option<Location> {
+    let rest = msg.split("Line: ").nth(1)?;
+    let mut it = rest.split(", Column: ");
+    let line = it.next()?.trim().parse().ok()?;
+    let column = it
+        .next()?
+        .trim()
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()?;
+    Some(Location { line, column })
+}

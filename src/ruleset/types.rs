@@ -1,0 +1,777 @@
+//! The rule language's types and its checker. An expression (SQL syntax, parsed by
+//! `sqlparser`) is checked against the field catalogue and turned into a small typed tree
+//! (`Node`). The checker is where the same-origin rule lives: subtracting or comparing two
+//! time points that count from different origins is a type error, as is comparing a
+//! latency with a token count.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use sqlparser::ast::Spanned as _;
+use sqlparser::ast::{
+    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, InTarget,
+    ObjectNamePart, UnaryOperator, Value,
+};
+use sqlparser::tokenizer::Span;
+
+use crate::catalogue::{self, Event, Kind};
+
+/// The type of an expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// Milliseconds since `origin`; `marks` is the event when it is one known point.
+    Point {
+        origin: Event,
+        marks: Option<Event>,
+    },
+    /// A duration in milliseconds with no origin (a local phase, or a same-origin delta).
+    Span,
+    /// Tokens per second (or per millisecond: the unit of a rate is the author's to scale).
+    Rate,
+    Count,
+    Code,
+    /// A plain number: a literal, a ratio of two like quantities.
+    Number,
+    Bool,
+    Label,
+    Timestamp,
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Point { origin, marks } => match marks {
+                Some(m) => write!(
+                    f,
+                    "time point {}→{} (ms since {origin})",
+                    origin.short(),
+                    m.short()
+                ),
+                None => write!(f, "time point (ms since {origin})"),
+            },
+            Ty::Span => f.write_str("duration (ms)"),
+            Ty::Rate => f.write_str("rate (tokens/s)"),
+            Ty::Count => f.write_str("count"),
+            Ty::Code => f.write_str("code"),
+            Ty::Number => f.write_str("number"),
+            Ty::Bool => f.write_str("boolean"),
+            Ty::Label => f.write_str("label"),
+            Ty::Timestamp => f.write_str("timestamp"),
+        }
+    }
+}
+
+impl Ty {
+    pub fn from_kind(kind: Kind) -> Ty {
+        match kind {
+            Kind::Point { origin, marks } => Ty::Point {
+                origin,
+                marks: Some(marks),
+            },
+            Kind::Phase => Ty::Span,
+            Kind::Rate => Ty::Rate,
+            Kind::Count => Ty::Count,
+            Kind::Code => Ty::Code,
+            Kind::Label => Ty::Label,
+            Kind::Flag => Ty::Bool,
+            Kind::Timestamp => Ty::Timestamp,
+        }
+    }
+
+    /// A parameter's unit, as written in the rule file.
+    pub fn from_unit(unit: &str) -> Option<Ty> {
+        match unit {
+            "ms" => Some(Ty::Span),
+            "tps" => Some(Ty::Rate),
+            "ratio" => Some(Ty::Number),
+            "tokens" => Some(Ty::Count),
+            _ => None,
+        }
+    }
+
+    fn is_time(self) -> bool {
+        matches!(self, Ty::Point { .. } | Ty::Span)
+    }
+
+    pub fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            Ty::Point { .. } | Ty::Span | Ty::Rate | Ty::Count | Ty::Number
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    Coalesce,
+    Greatest,
+    Least,
+    Abs,
+}
+
+/// A checked expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Field(String),
+    Metric(String),
+    Param(String),
+    Num(f64),
+    Str(String),
+    Bool(bool),
+    Arith(Arith, Box<Node>, Box<Node>),
+    Cmp(Cmp, Box<Node>, Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    IsNull {
+        expr: Box<Node>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Node>,
+        list: Vec<Node>,
+        negated: bool,
+    },
+    /// `estimated` is set when a time point is coalesced with a fallback duration: rows
+    /// that take the fallback carry an estimate, and every figure built on it says so.
+    Call {
+        func: Func,
+        args: Vec<Node>,
+        estimated: bool,
+    },
+}
+
+/// A type error, located by the span of the expression text it concerns.
+#[derive(Debug, Clone)]
+pub struct CheckError {
+    pub span: Span,
+    pub message: String,
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+}
+
+impl CheckError {
+    fn new(span: Span, message: impl Into<String>) -> Self {
+        CheckError {
+            span,
+            message: message.into(),
+            notes: vec![],
+            help: None,
+        }
+    }
+    fn note(mut self, n: impl Into<String>) -> Self {
+        self.notes.push(n.into());
+        self
+    }
+    fn help(mut self, h: impl Into<String>) -> Self {
+        self.help = Some(h.into());
+        self
+    }
+}
+
+/// Names visible to an expression besides catalogue fields.
+pub struct Scope<'a> {
+    /// Metrics already typed.
+    pub metrics: &'a BTreeMap<String, Ty>,
+    /// Metric names that exist but are not typed yet (forward references resolve first).
+    pub pending: &'a dyn Fn(&str, Span) -> Result<Ty, CheckError>,
+    pub params: &'a BTreeMap<String, Ty>,
+}
+
+/// Check `expr` and return its typed tree.
+pub fn check(expr: &Expr, scope: &Scope) -> Result<(Node, Ty), CheckError> {
+    Checker { scope }.expr(expr)
+}
+
+struct Checker<'a, 'b> {
+    scope: &'a Scope<'b>,
+}
+
+fn text(e: &Expr) -> String {
+    format!("`{e}`")
+}
+
+/// Where a time point counts from, in words, for error notes.
+fn origin_note(e: &Expr, ty: Ty) -> String {
+    match ty {
+        Ty::Point { origin, .. } => format!("{} counts from {origin}", text(e)),
+        other => format!("{} is a {other}", text(e)),
+    }
+}
+
+fn conversion_help(a: Ty, b: Ty) -> String {
+    let t1 = matches!(
+        a,
+        Ty::Point {
+            origin: Event::T1,
+            ..
+        }
+    ) || matches!(
+        b,
+        Ty::Point {
+            origin: Event::T1,
+            ..
+        }
+    );
+    if t1 {
+        "convert the t1-origin side to t0 first: `upstream_headers_ms + t1_offset_ms` counts from t0 \
+         (t1_offset_ms is exact when upstream_start_ms is logged, otherwise estimated from the local phases)"
+            .into()
+    } else {
+        "subtract or compare only points that count from the same origin".into()
+    }
+}
+
+impl Checker<'_, '_> {
+    fn expr(&self, e: &Expr) -> Result<(Node, Ty), CheckError> {
+        match e {
+            Expr::Nested(inner) => self.expr(inner),
+            Expr::Identifier(id) => self.ident(&id.value, e.span()),
+            Expr::CompoundIdentifier(parts) => {
+                let name = parts
+                    .iter()
+                    .map(|p| p.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                Err(CheckError::new(e.span(), format!("unknown name `{name}`"))
+                    .help("fields are referred to by their canonical names, e.g. `first_response_ms` (see `tracediag fields`)"))
+            }
+            Expr::Value(v) => match &v.value {
+                Value::Number(n, _) => n
+                    .parse::<f64>()
+                    .map(|x| (Node::Num(x), Ty::Number))
+                    .map_err(|_| CheckError::new(e.span(), format!("`{n}` is not a number"))),
+                Value::SingleQuotedString(s) => Ok((Node::Str(s.clone()), Ty::Label)),
+                Value::Boolean(b) => Ok((Node::Bool(*b), Ty::Bool)),
+                other => Err(CheckError::new(
+                    e.span(),
+                    format!("unsupported literal `{other}`: expected a number, a 'string', TRUE or FALSE"),
+                )),
+            },
+            Expr::UnaryOp { op, expr } => {
+                let (n, t) = self.expr(expr)?;
+                match op {
+                    UnaryOperator::Not => {
+                        self.want_bool(expr, t)?;
+                        Ok((Node::Not(Box::new(n)), Ty::Bool))
+                    }
+                    UnaryOperator::Minus => {
+                        if !t.is_numeric() {
+                            return Err(CheckError::new(e.span(), format!("cannot negate {}: it is a {t}", text(expr))));
+                        }
+                        let t = if let Ty::Point { .. } = t { Ty::Span } else { t };
+                        Ok((Node::Neg(Box::new(n)), t))
+                    }
+                    UnaryOperator::Plus => Ok((n, t)),
+                    other => Err(CheckError::new(e.span(), format!("unsupported operator `{other}`"))),
+                }
+            }
+            Expr::BinaryOp { left, op, right } => self.binary(e, left, op, right),
+            Expr::IsNull(inner) | Expr::IsNotNull(inner) => {
+                let (n, _) = self.expr(inner)?;
+                Ok((
+                    Node::IsNull {
+                        expr: Box::new(n),
+                        negated: matches!(e, Expr::IsNotNull(_)),
+                    },
+                    Ty::Bool,
+                ))
+            }
+            Expr::In { expr, target, negated, .. } => {
+                let (n, t) = self.expr(expr)?;
+                let InTarget::List(items) = target else {
+                    return Err(CheckError::new(e.span(), "IN takes a list of literals, e.g. `outcome IN ('error', 'timeout')`"));
+                };
+                let mut list = vec![];
+                for item in items {
+                    let (ni, ti) = self.expr(item)?;
+                    if !matches!(ni, Node::Num(_) | Node::Str(_) | Node::Bool(_)) {
+                        return Err(CheckError::new(item.span(), format!("IN lists hold literals; found {}", text(item))));
+                    }
+                    self.comparable(e, expr, t, item, ti)?;
+                    list.push(ni);
+                }
+                Ok((Node::InList { expr: Box::new(n), list, negated: *negated }, Ty::Bool))
+            }
+            Expr::Between { expr, negated, low, high } => {
+                // a BETWEEN l AND h  ≡  a >= l AND a <= h, with the same checks.
+                let (n, t) = self.expr(expr)?;
+                let (nl, tl) = self.expr(low)?;
+                let (nh, th) = self.expr(high)?;
+                self.comparable(e, expr, t, low, tl)?;
+                self.comparable(e, expr, t, high, th)?;
+                let within = Node::And(
+                    Box::new(Node::Cmp(Cmp::GtEq, Box::new(n.clone()), Box::new(nl))),
+                    Box::new(Node::Cmp(Cmp::LtEq, Box::new(n), Box::new(nh))),
+                );
+                let node = if *negated { Node::Not(Box::new(within)) } else { within };
+                Ok((node, Ty::Bool))
+            }
+            Expr::Function(f) => self.function(e, f),
+            other => Err(CheckError::new(
+                other.span(),
+                format!("unsupported expression {}", text(other)),
+            )
+            .help("the rule language has names, numbers, 'strings', + - * /, comparisons, AND/OR/NOT, IS [NOT] NULL, IN, BETWEEN and coalesce/greatest/least/abs (rules/README.md)")),
+        }
+    }
+
+    fn ident(&self, name: &str, span: Span) -> Result<(Node, Ty), CheckError> {
+        if let Some(f) = catalogue::field(name) {
+            return Ok((Node::Field(name.to_string()), Ty::from_kind(f.kind)));
+        }
+        if let Some(t) = self.scope.metrics.get(name) {
+            return Ok((Node::Metric(name.to_string()), *t));
+        }
+        if let Some(t) = self.scope.params.get(name) {
+            return Ok((Node::Param(name.to_string()), *t));
+        }
+        match (self.scope.pending)(name, span) {
+            Ok(t) => Ok((Node::Metric(name.to_string()), t)),
+            Err(err) => Err(err),
+        }
+    }
+
+    fn want_bool(&self, e: &Expr, t: Ty) -> Result<(), CheckError> {
+        if t == Ty::Bool {
+            Ok(())
+        } else {
+            Err(CheckError::new(
+                e.span(),
+                format!(
+                    "expected a condition (true/false), found {}: a {t}",
+                    text(e)
+                ),
+            ))
+        }
+    }
+
+    fn binary(
+        &self,
+        whole: &Expr,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+    ) -> Result<(Node, Ty), CheckError> {
+        let (ln, lt) = self.expr(left)?;
+        let (rn, rt) = self.expr(right)?;
+        let (l, r) = (Box::new(ln), Box::new(rn));
+        let cmp = |c: Cmp| -> Result<(Node, Ty), CheckError> {
+            self.comparable(whole, left, lt, right, rt)?;
+            Ok((Node::Cmp(c, l.clone(), r.clone()), Ty::Bool))
+        };
+        match op {
+            BinaryOperator::And | BinaryOperator::Or => {
+                self.want_bool(left, lt)?;
+                self.want_bool(right, rt)?;
+                let node = if *op == BinaryOperator::And {
+                    Node::And(l, r)
+                } else {
+                    Node::Or(l, r)
+                };
+                Ok((node, Ty::Bool))
+            }
+            BinaryOperator::Eq => cmp(Cmp::Eq),
+            BinaryOperator::NotEq => cmp(Cmp::NotEq),
+            BinaryOperator::Lt => cmp(Cmp::Lt),
+            BinaryOperator::LtEq => cmp(Cmp::LtEq),
+            BinaryOperator::Gt => cmp(Cmp::Gt),
+            BinaryOperator::GtEq => cmp(Cmp::GtEq),
+            BinaryOperator::Plus => Ok((
+                Node::Arith(Arith::Add, l, r),
+                self.add(whole, left, lt, right, rt)?,
+            )),
+            BinaryOperator::Minus => Ok((
+                Node::Arith(Arith::Sub, l, r),
+                self.sub(whole, left, lt, right, rt)?,
+            )),
+            BinaryOperator::Multiply => Ok((
+                Node::Arith(Arith::Mul, l, r),
+                self.mul(whole, left, lt, right, rt)?,
+            )),
+            BinaryOperator::Divide => Ok((
+                Node::Arith(Arith::Div, l, r),
+                self.div(whole, left, lt, right, rt)?,
+            )),
+            other => Err(CheckError::new(
+                whole.span(),
+                format!("unsupported operator `{other}`"),
+            )),
+        }
+    }
+
+    fn mismatch(
+        &self,
+        whole: &Expr,
+        what: &str,
+        left: &Expr,
+        lt: Ty,
+        right: &Expr,
+        rt: Ty,
+    ) -> CheckError {
+        CheckError::new(
+            whole.span(),
+            format!(
+                "unit mismatch: cannot {what} {} and {}",
+                text(left),
+                text(right)
+            ),
+        )
+        .note(format!("{} is a {lt}", text(left)))
+        .note(format!("{} is a {rt}", text(right)))
+    }
+
+    fn cross_origin(
+        &self,
+        whole: &Expr,
+        what: &str,
+        left: &Expr,
+        lt: Ty,
+        right: &Expr,
+        rt: Ty,
+    ) -> CheckError {
+        CheckError::new(
+            whole.span(),
+            format!(
+                "{what} time points of different origins: {} and {}",
+                text(left),
+                text(right)
+            ),
+        )
+        .note(origin_note(left, lt))
+        .note(origin_note(right, rt))
+        .help(conversion_help(lt, rt))
+    }
+
+    fn comparable(
+        &self,
+        whole: &Expr,
+        left: &Expr,
+        lt: Ty,
+        right: &Expr,
+        rt: Ty,
+    ) -> Result<(), CheckError> {
+        use Ty::*;
+        let ok = match (lt, rt) {
+            (Point { origin: a, .. }, Point { origin: b, .. }) => {
+                if a != b {
+                    return Err(self.cross_origin(whole, "comparing", left, lt, right, rt));
+                }
+                true
+            }
+            // A time point compared with a duration or a plain number compares magnitudes.
+            (a, b) if a.is_time() && (b.is_time() || b == Number) => true,
+            (a, b) if b.is_time() && a == Number => true,
+            (Rate, Rate) | (Rate, Number) | (Number, Rate) => true,
+            (Count, Count) | (Count, Number) | (Number, Count) => true,
+            (Code, Code) | (Code, Number) | (Number, Code) => true,
+            (Number, Number) | (Label, Label) | (Bool, Bool) | (Timestamp, Timestamp) => true,
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.mismatch(whole, "compare", left, lt, right, rt))
+        }
+    }
+
+    fn add(
+        &self,
+        whole: &Expr,
+        left: &Expr,
+        lt: Ty,
+        right: &Expr,
+        rt: Ty,
+    ) -> Result<Ty, CheckError> {
+        use Ty::*;
+        Ok(match (lt, rt) {
+            // Composition: (t1→t2 since t1) + (t0→t1 since t0) = t2 since t0.
+            (
+                Point {
+                    origin: o1,
+                    marks: m1,
+                },
+                Point {
+                    origin: o2,
+                    marks: m2,
+                },
+            ) => {
+                if m2 == Some(o1) {
+                    Point {
+                        origin: o2,
+                        marks: m1,
+                    }
+                } else if m1 == Some(o2) {
+                    Point {
+                        origin: o1,
+                        marks: m2,
+                    }
+                } else {
+                    return Err(CheckError::new(
+                        whole.span(),
+                        format!("cannot add two time points {} and {}", text(left), text(right)),
+                    )
+                    .note(origin_note(left, lt))
+                    .note(origin_note(right, rt))
+                    .help("adding points only makes sense to move one to another origin: a t1-origin point plus the t0→t1 offset (`t1_offset_ms`) counts from t0"));
+                }
+            }
+            (Point { origin, .. }, b) if b == Span || b == Number => Point {
+                origin,
+                marks: None,
+            },
+            (a, Point { origin, .. }) if a == Span || a == Number => Point {
+                origin,
+                marks: None,
+            },
+            (Span, Span) | (Span, Number) | (Number, Span) => Span,
+            (Count, Count) | (Count, Number) | (Number, Count) => Count,
+            (Rate, Rate) | (Rate, Number) | (Number, Rate) => Rate,
+            (Number, Number) => Number,
+            _ => return Err(self.mismatch(whole, "add", left, lt, right, rt)),
+        })
+    }
+
+    fn sub(
+        &self,
+        whole: &Expr,
+        left: &Expr,
+        lt: Ty,
+        right: &Expr,
+        rt: Ty,
+    ) -> Result<Ty, CheckError> {
+        use Ty::*;
+        Ok(match (lt, rt) {
+            (Point { origin: a, .. }, Point { origin: b, .. }) => {
+                if a != b {
+                    return Err(self.cross_origin(whole, "subtracting", left, lt, right, rt));
+                }
+                Span
+            }
+            (Point { origin, .. }, b) if b == Span || b == Number => Point {
+                origin,
+                marks: None,
+            },
+            (Span, Point { .. }) => {
+                return Err(CheckError::new(
+                    whole.span(),
+                    format!(
+                        "cannot subtract a time point {} from a duration {}",
+                        text(right),
+                        text(left)
+                    ),
+                ))
+            }
+            (Span, Span) | (Span, Number) | (Number, Span) => Span,
+            (Count, Count) | (Count, Number) | (Number, Count) => Count,
+            (Rate, Rate) | (Rate, Number) | (Number, Rate) => Rate,
+            (Number, Number) => Number,
+            _ => return Err(self.mismatch(whole, "subtract", left, lt, right, rt)),
+        })
+    }
+
+    fn mul(
+        &self,
+        whole: &Expr,
+        left: &Expr,
+        lt: Ty,
+        right: &Expr,
+        rt: Ty,
+    ) -> Result<Ty, CheckError> {
+        use Ty::*;
+        Ok(match (lt, rt) {
+            // Scaling a time point gives a duration (e.g. half of the end-to-end time).
+            (a, Number) | (Number, a) if a.is_time() => Span,
+            (Count, Number) | (Number, Count) => Count,
+            (Rate, Number) | (Number, Rate) => Rate,
+            (Number, Number) => Number,
+            _ => return Err(self.mismatch(whole, "multiply", left, lt, right, rt)),
+        })
+    }
+
+    fn div(
+        &self,
+        whole: &Expr,
+        left: &Expr,
+        lt: Ty,
+        right: &Expr,
+        rt: Ty,
+    ) -> Result<Ty, CheckError> {
+        use Ty::*;
+        Ok(match (lt, rt) {
+            (a, Number) if a.is_time() => Span,
+            // A share: the ratio of two durations' magnitudes.
+            (a, b) if a.is_time() && b.is_time() => Number,
+            // Per-token latency.
+            (a, Count) if a.is_time() => Span,
+            // Tokens per unit of time.
+            (Count, b) if b.is_time() => Rate,
+            (Count, Count) | (Rate, Rate) => Number,
+            (Count, Number) => Count,
+            (Rate, Number) => Rate,
+            (Number, Number) => Number,
+            _ => return Err(self.mismatch(whole, "divide", left, lt, right, rt)),
+        })
+    }
+
+    fn function(&self, e: &Expr, f: &sqlparser::ast::Function) -> Result<(Node, Ty), CheckError> {
+        let name = match f.name.0.as_slice() {
+            [ObjectNamePart::Identifier(id)] => id.value.to_ascii_lowercase(),
+            _ => {
+                return Err(CheckError::new(
+                    e.span(),
+                    format!("unknown function `{}`", f.name),
+                ))
+            }
+        };
+        let func = match name.as_str() {
+            "coalesce" => Func::Coalesce,
+            "greatest" => Func::Greatest,
+            "least" => Func::Least,
+            "abs" => Func::Abs,
+            other => {
+                let mut err = CheckError::new(e.span(), format!("unknown function `{other}`"))
+                    .note("functions: coalesce, greatest, least, abs");
+                if let Some(s) =
+                    nearest(other, ["coalesce", "greatest", "least", "abs"].into_iter())
+                {
+                    err = err.help(format!("did you mean `{s}`?"));
+                }
+                return Err(err);
+            }
+        };
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(CheckError::new(
+                e.span(),
+                format!("`{name}` needs arguments in parentheses"),
+            ));
+        };
+        let mut args = vec![];
+        for a in &list.args {
+            match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) => args.push(x),
+                _ => {
+                    return Err(CheckError::new(
+                        e.span(),
+                        format!("`{name}` takes plain expressions as arguments"),
+                    ))
+                }
+            }
+        }
+        let typed: Vec<(Node, Ty)> = args
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Result<_, _>>()?;
+        if func == Func::Abs {
+            if typed.len() != 1 {
+                return Err(CheckError::new(
+                    e.span(),
+                    format!("`abs` takes 1 argument, found {}", typed.len()),
+                ));
+            }
+            let t = match typed[0].1 {
+                Ty::Point { .. } => Ty::Span,
+                t if t.is_numeric() => t,
+                t => {
+                    return Err(CheckError::new(
+                        e.span(),
+                        format!("`abs` needs a number, found a {t}"),
+                    ))
+                }
+            };
+            let node = Node::Call {
+                func,
+                args: vec![typed[0].0.clone()],
+                estimated: false,
+            };
+            return Ok((node, t));
+        }
+        if typed.len() < 2 {
+            return Err(CheckError::new(
+                e.span(),
+                format!("`{name}` takes at least 2 arguments, found {}", typed.len()),
+            ));
+        }
+        // All arguments must be of one type. The one exception makes the t1 offset
+        // expressible: coalesce(exact point, fallback duration) is the point, estimated
+        // on the rows that take the fallback.
+        let first = typed[0].1;
+        let mut ty = first;
+        let mut estimated = false;
+        for (i, (_, t)) in typed.iter().enumerate().skip(1) {
+            match (ty, *t) {
+                (
+                    Ty::Point {
+                        origin: a,
+                        marks: ma,
+                    },
+                    Ty::Point {
+                        origin: b,
+                        marks: mb,
+                    },
+                ) => {
+                    if a != b {
+                        return Err(self.cross_origin(
+                            e,
+                            &format!("`{name}` mixes"),
+                            args[0],
+                            first,
+                            args[i],
+                            *t,
+                        ));
+                    }
+                    ty = Ty::Point {
+                        origin: a,
+                        marks: if ma == mb { ma } else { None },
+                    };
+                }
+                (Ty::Point { .. }, Ty::Span) if func == Func::Coalesce => estimated = true,
+                (a, b) if a == b => {}
+                (Ty::Number, b) if b.is_numeric() => ty = b,
+                (a, Ty::Number) if a.is_numeric() => {}
+                (a, b) => {
+                    return Err(CheckError::new(
+                        e.span(),
+                        format!("`{name}` arguments must share one type"),
+                    )
+                    .note(format!("{} is a {a}", text(args[0])))
+                    .note(format!("{} is a {b}", text(args[i]))));
+                }
+            }
+        }
+        let node = Node::Call {
+            func,
+            args: typed.into_iter().map(|(n, _)| n).collect(),
+            estimated,
+        };
+        Ok((node, ty))
+    }
+}
+
+/// The candidate closest to `name`, if it is close enough to be a likely typo.
+pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (strsim::levenshtein(name, c), c))
+        .filter(|(d, c)| *d <= 3.max(c.len() / 4))
+        .min_by_key(|(d, c)| (*d, *c))
+        .map(|(_, c)| c)
+}

@@ -1,0 +1,335 @@
+//! Maps an input file's columns onto the canonical fields of the catalogue and builds the
+//! projection that reads only those columns. Content columns (prompt, response, keys) are
+//! never part of any mapping, so they are never read into a frame.
+//!
+//! Where a timing field is looked for, in order: a flat column with its name or an alias
+//! (case-insensitive); a dotted column `timing.<name>` or `other.timing.<name>`; a struct
+//! column `other` (or `timing`) holding it; and `other` as a JSON string, decoded with a
+//! schema that lists only the timing fields.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use crate::catalogue::{Kind, FIELDS};
+use crate::error::Result;
+
+use super::{ROW_COL, SOURCE_COL};
+
+/// Where one canonical field comes from in a given file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A top-level column (flat, aliased or dotted name).
+    Column(String),
+    /// A path into a struct column: `other` → `timing` → name.
+    Nested(Vec<String>),
+    /// A field of `other.timing` inside a JSON string column `other`.
+    JsonString(String),
+    Absent,
+}
+
+/// The canonical fields found in one file.
+#[derive(Debug, Clone, Default)]
+pub struct Mapping {
+    /// (canonical name, where it comes from, source dtype) in catalogue order.
+    pub fields: Vec<(String, Origin, DataType)>,
+}
+
+impl Mapping {
+    pub fn found(&self) -> impl Iterator<Item = (&str, &Origin)> {
+        self.fields
+            .iter()
+            .filter(|(_, o, _)| *o != Origin::Absent)
+            .map(|(n, o, _)| (n.as_str(), o))
+    }
+}
+
+const JSON_COL: &str = "__other_decoded";
+
+/// Prefix of the per-field flag columns marking values that did not parse.
+pub const UNPARSED_PREFIX: &str = "__unparsed_";
+
+/// The dtype each canonical column has after mapping.
+pub fn dtype_of(kind: Kind) -> DataType {
+    match kind {
+        Kind::Point { .. } | Kind::Phase | Kind::Rate => DataType::Float64,
+        Kind::Count | Kind::Code => DataType::Int64,
+        Kind::Label => DataType::String,
+        Kind::Flag => DataType::Boolean,
+        Kind::Timestamp => DataType::Datetime(TimeUnit::Milliseconds, None),
+    }
+}
+
+fn struct_path<'a>(schema: &'a Schema, path: &[&str]) -> Option<&'a DataType> {
+    let (first, rest) = path.split_first()?;
+    let mut dt = schema.get(first)?;
+    for name in rest {
+        match dt {
+            DataType::Struct(fields) => dt = fields.iter().find(|f| f.name() == *name)?.dtype(),
+            _ => return None,
+        }
+    }
+    Some(dt)
+}
+
+pub fn map(schema: &Schema, _path: &Path) -> Result<Mapping> {
+    let lower: BTreeMap<String, &str> = schema
+        .iter_names()
+        .map(|n| (n.to_ascii_lowercase(), n.as_str()))
+        .collect();
+    let other_is_string = matches!(schema.get("other"), Some(DataType::String));
+    let mut fields = vec![];
+    for f in FIELDS {
+        let mut found = Origin::Absent;
+        let mut dtype = DataType::Null;
+        let mut names: Vec<String> = std::iter::once(f.name)
+            .chain(f.aliases.iter().copied())
+            .map(String::from)
+            .collect();
+        if f.kind.is_timing() {
+            names.push(format!("timing.{}", f.name));
+            names.push(format!("other.timing.{}", f.name));
+        }
+        for n in &names {
+            if let Some(actual) = lower.get(&n.to_ascii_lowercase()) {
+                found = Origin::Column(actual.to_string());
+                dtype = schema.get(actual).cloned().unwrap_or(DataType::Null);
+                break;
+            }
+        }
+        if found == Origin::Absent && f.kind.is_timing() {
+            for path in [vec!["other", "timing", f.name], vec!["timing", f.name]] {
+                if let Some(dt) = struct_path(schema, &path) {
+                    found = Origin::Nested(path.iter().map(|s| s.to_string()).collect());
+                    dtype = dt.clone();
+                    break;
+                }
+            }
+            if found == Origin::Absent && other_is_string {
+                found = Origin::JsonString(f.name.to_string());
+                dtype = DataType::Float64;
+            }
+        }
+        fields.push((f.name.to_string(), found, dtype));
+    }
+    Ok(Mapping { fields })
+}
+
+/// The projection: canonical columns only, typed per the catalogue, plus the source file
+/// and row number. Values that cannot be read as their type become null (and are
+/// counted by the data-quality checks through `__unparsed_<field>` columns).
+pub fn select(raw: LazyFrame, mapping: &Mapping, path: &Path) -> LazyFrame {
+    let mut lf = raw.with_row_index(ROW_COL, Some(1));
+    let needs_json = mapping
+        .fields
+        .iter()
+        .any(|(_, o, _)| matches!(o, Origin::JsonString(_)));
+    if needs_json {
+        let timing: Vec<Field> = FIELDS
+            .iter()
+            .filter(|f| f.kind.is_timing())
+            .map(|f| Field::new(f.name.into(), DataType::Float64))
+            .collect();
+        let dtype = DataType::Struct(vec![Field::new("timing".into(), DataType::Struct(timing))]);
+        // Blank strings are "no object", not malformed JSON.
+        let other = col("other");
+        let cleaned = when(other.clone().str().strip_chars(lit(NULL)).eq(lit("")))
+            .then(lit(NULL).cast(DataType::String))
+            .otherwise(other);
+        lf = lf.with_column(cleaned.str().json_decode(dtype).alias(JSON_COL));
+    }
+    let kinds: BTreeMap<&str, Kind> = FIELDS.iter().map(|f| (f.name, f.kind)).collect();
+    let mut exprs = vec![];
+    for (name, origin, dtype) in &mapping.fields {
+        let kind = kinds[name.as_str()];
+        let target = dtype_of(kind);
+        let source = match origin {
+            Origin::Absent => {
+                if !matches!(kind, Kind::Label) {
+                    exprs.push(lit(false).alias(format!("{UNPARSED_PREFIX}{name}").as_str()));
+                }
+                exprs.push(lit(NULL).cast(target).alias(name.as_str()));
+                continue;
+            }
+            Origin::Column(c) => col(c.as_str()),
+            Origin::Nested(path) => {
+                let mut e = col(path[0].as_str());
+                for p in &path[1..] {
+                    e = e.struct_().field_by_name(p);
+                }
+                e
+            }
+            Origin::JsonString(n) => col(JSON_COL)
+                .struct_()
+                .field_by_name("timing")
+                .struct_()
+                .field_by_name(n),
+        };
+        let value = normalize(source.clone(), kind, dtype);
+        if !matches!(kind, Kind::Label) {
+            // Text that did not parse as the field's type: a data-quality finding.
+            let unparsed = if *dtype == DataType::String {
+                let blank = source.clone().str().strip_chars(lit(NULL)).eq(lit(""));
+                source
+                    .is_not_null()
+                    .and(blank.not())
+                    .and(value.clone().is_null())
+            } else {
+                lit(false)
+            };
+            exprs.push(unparsed.alias(format!("{UNPARSED_PREFIX}{name}").as_str()));
+        }
+        exprs.push(value.alias(name.as_str()));
+    }
+    exprs.push(lit(path.display().to_string()).alias(SOURCE_COL));
+    exprs.push(col(ROW_COL).cast(DataType::Int64));
+    lf.select(exprs).with_column(outcome_expr())
+}
+
+fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
+    let is_text = *dtype == DataType::String;
+    match kind {
+        Kind::Point { .. } | Kind::Phase | Kind::Rate => {
+            if is_text {
+                e.str().strip_chars(lit(NULL)).cast(DataType::Float64)
+            } else {
+                e.cast(DataType::Float64)
+            }
+        }
+        Kind::Count | Kind::Code => {
+            let e = if is_text {
+                e.str().strip_chars(lit(NULL))
+            } else {
+                e
+            };
+            e.cast(DataType::Float64).cast(DataType::Int64)
+        }
+        Kind::Label => match dtype {
+            // Never stringify nested values: they may hold content.
+            DataType::Struct(_) | DataType::List(_) => lit(NULL).cast(DataType::String),
+            DataType::String => {
+                let t = e.str().strip_chars(lit(NULL));
+                when(t.clone().eq(lit("")))
+                    .then(lit(NULL).cast(DataType::String))
+                    .otherwise(t)
+            }
+            _ => e.cast(DataType::String),
+        },
+        Kind::Flag => match dtype {
+            DataType::Boolean => e,
+            DataType::String => {
+                let t = e.str().strip_chars(lit(NULL)).str().to_lowercase();
+                when(
+                    t.clone()
+                        .eq(lit("true"))
+                        .or(t.clone().eq(lit("1")))
+                        .or(t.clone().eq(lit("yes"))),
+                )
+                .then(lit(true))
+                .when(
+                    t.clone()
+                        .eq(lit("false"))
+                        .or(t.clone().eq(lit("0")))
+                        .or(t.eq(lit("no"))),
+                )
+                .then(lit(false))
+                .otherwise(lit(NULL).cast(DataType::Boolean))
+            }
+            _ => e.cast(DataType::Float64).neq(lit(0.0)),
+        },
+        Kind::Timestamp => match dtype {
+            DataType::Datetime(_, _) | DataType::Date => {
+                e.cast(DataType::Datetime(TimeUnit::Milliseconds, None))
+            }
+            DataType::String => {
+                // ISO 8601 in UTC ("…T…Z" or a space instead of T, with or without
+                // fractions). Other offsets do not parse and are counted as unparsed.
+                let t = e
+                    .str()
+                    .strip_chars(lit(NULL))
+                    .str()
+                    .strip_chars_end(lit("Zz"));
+                let parse = |fmt: &str| {
+                    t.clone().str().to_datetime(
+                        Some(TimeUnit::Milliseconds),
+                        None,
+                        StrptimeOptions {
+                            format: Some(fmt.into()),
+                            strict: false,
+                            exact: true,
+                            cache: true,
+                        },
+                        lit("raise"),
+                    )
+                };
+                let formats = [
+                    "%Y-%m-%dT%H:%M:%S%.f",
+                    "%Y-%m-%dT%H:%M:%S",
+                    "%Y-%m-%d %H:%M:%S%.f",
+                    "%Y-%m-%d %H:%M:%S",
+                ];
+                let mut parsed = formats.iter().rev().map(|f| parse(f));
+                let last = parsed.next().expect("formats");
+                parsed.fold(last, |acc, p| {
+                    when(p.clone().is_not_null()).then(p).otherwise(acc)
+                })
+            }
+            _ => {
+                // Unix epoch: seconds (new-api's created_at) or milliseconds.
+                let v = e.cast(DataType::Float64);
+                when(v.clone().gt(lit(1e11)).or(v.clone().lt(lit(-1e11))))
+                    .then(v.clone())
+                    .otherwise(v * lit(1000.0))
+                    .cast(DataType::Int64)
+                    .cast(DataType::Datetime(TimeUnit::Milliseconds, None))
+            }
+        },
+    }
+}
+
+/// `outcome` normalised to ok / error / cancelled / timeout (other values kept, lower
+/// case); when the log has no outcome, derived from the HTTP status.
+fn outcome_expr() -> Expr {
+    let o = col("outcome").str().to_lowercase();
+    let is = |vals: &[&str]| {
+        vals.iter()
+            .map(|v| o.clone().eq(lit(*v)))
+            .reduce(|a, b| a.or(b))
+            .expect("non-empty")
+    };
+    let from_outcome = when(is(&["ok", "success", "succeeded", "completed", "done"]))
+        .then(lit("ok"))
+        .when(is(&["error", "failed", "failure", "fail"]))
+        .then(lit("error"))
+        .when(is(&[
+            "cancelled",
+            "canceled",
+            "cancel",
+            "client_gone",
+            "aborted",
+        ]))
+        .then(lit("cancelled"))
+        .when(is(&[
+            "timeout",
+            "timed_out",
+            "timedout",
+            "deadline_exceeded",
+        ]))
+        .then(lit("timeout"))
+        .otherwise(o.clone());
+    let s = col("status");
+    let from_status = when(s.clone().is_null())
+        .then(lit(NULL).cast(DataType::String))
+        .when(s.clone().eq(lit(499)))
+        .then(lit("cancelled"))
+        .when(s.clone().eq(lit(408)).or(s.clone().eq(lit(504))))
+        .then(lit("timeout"))
+        .when(s.clone().gt_eq(lit(200)).and(s.lt(lit(400))))
+        .then(lit("ok"))
+        .otherwise(lit("error"));
+    when(col("outcome").is_not_null())
+        .then(from_outcome)
+        .otherwise(from_status)
+        .alias("outcome")
+}

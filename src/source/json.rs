@@ -1,0 +1,38 @@
+//! JSON input: JSON lines (one object per line, scanned lazily) and a JSON array of
+//! objects (read at once: an array has to be parsed whole).
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use crate::error::{Error, Result};
+
+pub fn scan_lines(path: &Path) -> Result<LazyFrame> {
+    let p = PlRefPath::try_from_path(path)
+        .map_err(|e| Error::input(path, super::polars_message(&e)))?;
+    LazyJsonLineReader::new(p)
+        .with_infer_schema_length(None)
+        .finish()
+        .map_err(|e| {
+            Error::input(
+                path,
+                format!("cannot read as JSON lines: {}", super::polars_message(&e)),
+            )
+        })
+}
+
+pub fn read_array(path: &Path) -> Result<LazyFrame> {
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;
+    let df = JsonReader::new(file)
+        .with_json_format(JsonFormat::Json)
+        .infer_schema_len(None)
+        .finish()
+        .map_err(|e| {
+            Error::input(
+                path,
+                format!("cannot read as a JSON array: {}", super::polars_message(&e)),
+            )
+        })?;
+    Ok(df.lazy())
+}

@@ -1,0 +1,189 @@
+//! Source adapters: each input file becomes a polars `LazyFrame` with the canonical
+//! columns of the field catalogue. Format detection lives here; the format-specific
+//! readers are one file each; `canonical` maps whatever columns a file has (flat, dotted,
+//! nested under `other.timing`, or inside `other` as a JSON string) onto canonical names.
+//! Nothing downstream knows which file type a row came from.
+
+mod canonical;
+mod csv;
+mod json;
+mod parquet;
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use crate::error::{Error, Result};
+pub use canonical::{Mapping, Origin, UNPARSED_PREFIX};
+
+/// Column holding the input path a row came from.
+pub const SOURCE_COL: &str = "source_file";
+/// Column holding the 1-based row (data line) within its file.
+pub const ROW_COL: &str = "source_row";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum InputFormat {
+    Parquet,
+    Csv,
+    JsonLines,
+    JsonArray,
+}
+
+impl fmt::Display for InputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InputFormat::Parquet => "parquet",
+            InputFormat::Csv => "csv",
+            InputFormat::JsonLines => "jsonl",
+            InputFormat::JsonArray => "json",
+        })
+    }
+}
+
+impl InputFormat {
+    pub fn parse(s: &str) -> Option<InputFormat> {
+        match s.to_ascii_lowercase().as_str() {
+            "parquet" | "pq" => Some(InputFormat::Parquet),
+            "csv" => Some(InputFormat::Csv),
+            "jsonl" | "ndjson" => Some(InputFormat::JsonLines),
+            "json" => Some(InputFormat::JsonArray),
+            _ => None,
+        }
+    }
+}
+
+/// One input file as read.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub path: PathBuf,
+    pub format: InputFormat,
+    pub mapping: Mapping,
+}
+
+/// Expand globs and check that every path names a readable file.
+pub fn expand(patterns: &[String]) -> Result<Vec<PathBuf>> {
+    let mut out = vec![];
+    for p in patterns {
+        if p.contains(['*', '?', '[']) {
+            let mut matched: Vec<PathBuf> = glob::glob(p)
+                .map_err(|e| Error::Usage(format!("bad glob `{p}`: {e}")))?
+                .filter_map(|r| r.ok())
+                .filter(|p| p.is_file())
+                .collect();
+            if matched.is_empty() {
+                return Err(Error::input(p, "the pattern matches no file"));
+            }
+            matched.sort();
+            out.extend(matched);
+        } else {
+            let path = PathBuf::from(p);
+            if !path.is_file() {
+                return Err(Error::input(&path, "no such file"));
+            }
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+/// Decide a file's format: the override, else the extension, else its first bytes.
+pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<InputFormat> {
+    if let Some(f) = forced {
+        return Ok(f);
+    }
+    let mut head = [0u8; 512];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    let head = &head[..n];
+    if n == 0 {
+        return Err(Error::input(
+            path,
+            "the file is empty: expected a request log",
+        ));
+    }
+    if head.starts_with(b"PAR1") {
+        return Ok(InputFormat::Parquet);
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("parquet") | Some("pq") => {
+            return Err(Error::input(
+                path,
+                "expected a Parquet file (magic bytes PAR1), found other content",
+            ))
+        }
+        Some("csv") | Some("tsv") => return Ok(InputFormat::Csv),
+        Some("jsonl") | Some("ndjson") => return Ok(InputFormat::JsonLines),
+        _ => {}
+    }
+    let text = String::from_utf8_lossy(head);
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('[') {
+        Ok(InputFormat::JsonArray)
+    } else if trimmed.starts_with('{') {
+        Ok(InputFormat::JsonLines)
+    } else if ext.as_deref() == Some("json") {
+        Err(Error::input(
+            path,
+            "expected a JSON array of objects or JSON lines, found neither",
+        ))
+    } else {
+        Ok(InputFormat::Csv)
+    }
+}
+
+/// Read every input into one canonical lazy frame (rows of all files, in file order).
+pub fn load(paths: &[PathBuf], forced: Option<InputFormat>) -> Result<(LazyFrame, Vec<Input>)> {
+    let mut frames = vec![];
+    let mut inputs = vec![];
+    for path in paths {
+        let format = detect(path, forced)?;
+        let raw = match format {
+            InputFormat::Parquet => parquet::scan(path)?,
+            InputFormat::Csv => csv::scan(path)?,
+            InputFormat::JsonLines => json::scan_lines(path)?,
+            InputFormat::JsonArray => json::read_array(path)?,
+        };
+        let mut raw = raw;
+        let schema = raw.collect_schema().map_err(|e| {
+            Error::input(
+                path,
+                format!("cannot read the {format} schema: {}", polars_message(&e)),
+            )
+        })?;
+        let mapping = canonical::map(&schema, path)?;
+        let lf = canonical::select(raw, &mapping, path);
+        frames.push(lf);
+        inputs.push(Input {
+            path: path.clone(),
+            format,
+            mapping,
+        });
+    }
+    let lf = if frames.len() == 1 {
+        frames.pop().expect("one frame")
+    } else {
+        concat(frames, UnionArgs::default()).map_err(|e| Error::Usage(polars_message(&e)))?
+    };
+    Ok((lf, inputs))
+}
+
+/// A polars error without its backtrace hints, for user-facing messages.
+pub fn polars_message(e: &PolarsError) -> String {
+    let s = e.to_string();
+    s.lines()
+        .take_while(|l| {
+            !l.trim_start()
+                .starts_with("This error occurred with the following context stack")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim()
+        .to_string()
+}

@@ -1,0 +1,145 @@
+//! Statistics: every percentile tracediag reports is computed here, with polars'
+//! linear-interpolation quantile (type 7, the method AIPerf, GenAI-Perf, vLLM and LLMPerf
+//! use), over every row that has a value — failures included.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+
+use crate::summary::{round3, Pct};
+
+pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
+
+/// Group key: one optional string per key column.
+pub type Key = Vec<Option<String>>;
+
+/// p50/p95/p99 of each of `values`, per group of `keys` (one group when `keys` is empty).
+/// Groups come back sorted by key.
+pub fn percentiles(
+    lf: LazyFrame,
+    keys: &[String],
+    values: &[String],
+) -> PolarsResult<BTreeMap<Key, Vec<Pct>>> {
+    let mut aggs = vec![len().cast(DataType::UInt64).alias("__rows")];
+    for (i, v) in values.iter().enumerate() {
+        aggs.push(
+            col(v.as_str())
+                .count()
+                .cast(DataType::UInt64)
+                .alias(format!("__n{i}").as_str()),
+        );
+        for (j, q) in QUANTILES.iter().enumerate() {
+            aggs.push(
+                col(v.as_str())
+                    .cast(DataType::Float64)
+                    .quantile(lit(*q), QuantileMethod::Linear)
+                    .alias(format!("__q{i}_{j}").as_str()),
+            );
+        }
+    }
+    let df = grouped(lf, keys, aggs)?;
+    let mut out = BTreeMap::new();
+    let key_cols = key_columns(&df, keys)?;
+    for row in 0..df.height() {
+        let mut pcts = vec![];
+        for i in 0..values.len() {
+            let n = df.column(&format!("__n{i}"))?.u64()?.get(row).unwrap_or(0);
+            let q = |j: usize| -> PolarsResult<Option<f64>> {
+                Ok(df
+                    .column(&format!("__q{i}_{j}"))?
+                    .f64()?
+                    .get(row)
+                    .map(round3))
+            };
+            pcts.push(Pct {
+                n,
+                p50: q(0)?,
+                p95: q(1)?,
+                p99: q(2)?,
+            });
+        }
+        out.insert(key_cols[row].clone(), pcts);
+    }
+    Ok(out)
+}
+
+/// Row counts per group (and per group of `keys` + `sub`, when given).
+pub fn counts(lf: LazyFrame, keys: &[String]) -> PolarsResult<BTreeMap<Key, u64>> {
+    let df = grouped(lf, keys, vec![len().cast(DataType::UInt64).alias("__rows")])?;
+    let key_cols = key_columns(&df, keys)?;
+    let rows = df.column("__rows")?.u64()?;
+    Ok((0..df.height())
+        .map(|i| (key_cols[i].clone(), rows.get(i).unwrap_or(0)))
+        .collect())
+}
+
+/// Sum of a boolean column per group.
+pub fn trues(lf: LazyFrame, keys: &[String], flag: Expr) -> PolarsResult<BTreeMap<Key, u64>> {
+    let df = grouped(
+        lf,
+        keys,
+        vec![flag
+            .fill_null(lit(false))
+            .cast(DataType::UInt64)
+            .sum()
+            .alias("__sum")],
+    )?;
+    let key_cols = key_columns(&df, keys)?;
+    let sums = df.column("__sum")?.u64()?;
+    Ok((0..df.height())
+        .map(|i| (key_cols[i].clone(), sums.get(i).unwrap_or(0)))
+        .collect())
+}
+
+fn grouped(lf: LazyFrame, keys: &[String], aggs: Vec<Expr>) -> PolarsResult<DataFrame> {
+    if keys.is_empty() {
+        lf.select(aggs).collect()
+    } else {
+        let by: Vec<Expr> = keys
+            .iter()
+            .map(|k| col(k.as_str()).cast(DataType::String))
+            .collect();
+        lf.group_by(by).agg(aggs).collect()
+    }
+}
+
+fn key_columns(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<Key>> {
+    let cols: Vec<&StringChunked> = keys
+        .iter()
+        .map(|k| df.column(k.as_str()).and_then(|c| c.str()))
+        .collect::<PolarsResult<_>>()?;
+    Ok((0..df.height())
+        .map(|i| cols.iter().map(|c| c.get(i).map(str::to_string)).collect())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NumPy: np.percentile([1, 2, 3, 4, 10], [50, 95, 99]) == [3.0, 8.8, 9.76].
+    #[test]
+    fn percentiles_are_type_7() {
+        let df = df!("x" => [4.0f64, 1.0, 10.0, 3.0, 2.0]).unwrap();
+        let p = percentiles(df.lazy(), &[], &["x".to_string()]).unwrap();
+        let got = &p[&vec![]][0];
+        assert_eq!(
+            got,
+            &Pct {
+                n: 5,
+                p50: Some(3.0),
+                p95: Some(8.8),
+                p99: Some(9.76)
+            }
+        );
+    }
+
+    #[test]
+    fn nulls_are_not_zeros() {
+        let df = df!("x" => [Some(100.0f64), None, None, Some(300.0)]).unwrap();
+        let p = percentiles(df.lazy(), &[], &["x".to_string()]).unwrap();
+        let got = &p[&vec![]][0];
+        assert_eq!(got.n, 2);
+        assert_eq!(got.p50, Some(200.0));
+    }
+}

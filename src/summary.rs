@@ -1,0 +1,143 @@
+//! Findings as plain data: what an analysis found, ready for any renderer. Everything
+//! here is sorted and rounded before it is stored, so the same input gives byte-identical
+//! output in every format.
+
+use serde::Serialize;
+
+pub const PERCENTILE_METHOD: &str =
+    "linear interpolation between closest ranks (Hyndman & Fan type 7, NumPy's default)";
+
+/// p50/p95/p99 of one figure over `n` non-null values.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Pct {
+    pub n: u64,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub tool: String,
+    pub rules: RulesInfo,
+    pub percentile_method: &'static str,
+    pub inputs: Vec<InputSummary>,
+    pub rows: u64,
+    pub time_span: Option<TimeSpan>,
+    pub streaming: Streaming,
+    /// Outcome counts, ok / error / cancelled / timeout first, then others, then unknown.
+    pub outcomes: Vec<Count>,
+    /// Requests whose outcome is known and not ok. They are included in every figure.
+    pub failures: u64,
+    pub classes: Vec<ClassRow>,
+    pub metrics: Vec<MetricRow>,
+    pub quality: Vec<QualityRow>,
+    pub notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Groups>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RulesInfo {
+    pub name: String,
+    pub source: String,
+    pub params: Vec<ParamValue>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ParamValue {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InputSummary {
+    pub path: String,
+    pub format: String,
+    /// Canonical fields found in the file, and where (column, nested path, JSON string).
+    pub fields: Vec<FieldSource>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FieldSource {
+    pub field: String,
+    pub from: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TimeSpan {
+    pub start: String,
+    pub end: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Streaming {
+    pub streaming: u64,
+    pub non_streaming: u64,
+    pub unknown: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Count {
+    pub name: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassRow {
+    pub class: String,
+    /// Table order; null for the default class.
+    pub order: Option<i64>,
+    pub count: u64,
+    pub share: f64,
+    pub failures: u64,
+    pub end_to_end_ms: Pct,
+    pub look_at: String,
+    pub layer: String,
+    pub next_check: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricRow {
+    pub name: String,
+    pub label: String,
+    #[serde(flatten)]
+    pub pct: Pct,
+    pub nulls: u64,
+    /// Rows whose value is built on an estimate (the t1 offset from local phases).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QualityRow {
+    pub check: String,
+    pub doc: String,
+    pub count: u64,
+    /// Up to three request ids (or file:row where the id is missing), sorted.
+    pub examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Groups {
+    pub by: Vec<String>,
+    pub groups: Vec<GroupRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupRow {
+    /// One value per `by` column; null where the log has none.
+    pub key: Vec<Option<String>>,
+    pub rows: u64,
+    pub failures: u64,
+    pub end_to_end_ms: Pct,
+    /// Class counts in table order, non-zero only.
+    pub classes: Vec<Count>,
+    pub metrics: Vec<MetricRow>,
+}
+
+/// Round for display and stable serialization (3 decimals).
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -158,16 +158,32 @@ fn generate(rows: usize, seed: u64) -> Vec<Row> {
         let mut auth = rng.around(6.0, 0.5);
         let mut dist = rng.around(2.0, 0.5);
         let mut body = rng.around(4.0, 0.8);
+        // Planted episodes are unambiguous: the slow phase dominates its request (short
+        // outputs), so every planted row has exactly one right class.
+        let planted = !matches!(
+            scenario,
+            "normal_text"
+                | "normal_non_stream"
+                | "tool_only"
+                | "cancelled"
+                | "error"
+                | "timeout"
+                | "missing_fields"
+        );
         match scenario {
-            "auth_slow" => auth = rng.range(900.0, 2500.0),
-            "distribution_slow" => dist = rng.range(800.0, 2000.0),
-            "body_read_slow" => body = rng.range(1500.0, 4000.0),
+            "auth_slow" => auth = rng.range(2000.0, 4000.0),
+            "distribution_slow" => dist = rng.range(2000.0, 4000.0),
+            "body_read_slow" => body = rng.range(2500.0, 5000.0),
             _ => {}
         }
         let t1 = auth + dist + body + rng.range(0.0, 1.0);
         let exact_t1 = rng.unit() < 0.5;
         let input = rng.around(1800.0, 1.0).max(5.0) as i64;
-        let output = rng.around(300.0, 0.8).max(2.0) as i64;
+        let output = if planted {
+            rng.range(20.0, 60.0) as i64
+        } else {
+            rng.around(300.0, 0.8).max(2.0) as i64
+        };
         r.input_tokens = Some(input);
         r.output_tokens = Some(output);
         r.cached_tokens = Some((input as f64 * rng.range(0.0, 0.6)) as i64);
@@ -186,7 +202,7 @@ fn generate(rows: usize, seed: u64) -> Vec<Row> {
             "action_text_gap" => eff_to_text = rng.range(4000.0, 12000.0),
             "generation_slow_tps" => {
                 tps = rng.range(4.0, 12.0);
-                r.output_tokens = Some(rng.range(150.0, 400.0) as i64);
+                r.output_tokens = Some(rng.range(100.0, 300.0) as i64);
             }
             _ => {}
         }
@@ -280,6 +296,7 @@ fn generate(rows: usize, seed: u64) -> Vec<Row> {
             }
             _ => {}
         }
+        r.timing = tm;
         out.push(r);
     }
     // Planted data-quality problems, at fixed positions so tests can name them.

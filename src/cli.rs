@@ -108,7 +108,7 @@ enum RulesAction {
 fn load_rules(args: &RuleArgs) -> Result<RuleSet> {
     let mut rules = match &args.rules {
         Some(p) => RuleSet::load(p)?,
-        None => RuleSet::gateway(),
+        None => RuleSet::gateway()?,
     };
     for s in &args.set {
         let (name, value) = s

@@ -80,6 +80,24 @@ impl<'a> Compiler<'a> {
                     e.is_null()
                 }
             }
+            Node::Truth {
+                expr,
+                value,
+                negated,
+            } => {
+                let e = self.value(expr);
+                // x IS TRUE: true only when x is true; x IS FALSE: only when it is false.
+                let is = if *value {
+                    e.fill_null(lit(false))
+                } else {
+                    e.not().fill_null(lit(false))
+                };
+                if *negated {
+                    is.not()
+                } else {
+                    is
+                }
+            }
             Node::InList {
                 expr,
                 list,
@@ -155,22 +173,38 @@ impl<'a> Compiler<'a> {
                 vec![a, b]
             }
             Node::Not(a) | Node::Neg(a) => vec![a],
-            Node::IsNull { expr, .. } => vec![expr],
+            Node::IsNull { expr, .. } | Node::Truth { expr, .. } => vec![expr],
             Node::InList { expr, .. } => vec![expr],
             Node::Call {
-                args, estimated, ..
+                func: Func::Coalesce,
+                args,
+                estimated,
             } => {
-                let mut flags: Vec<Expr> = args.iter().filter_map(|a| self.estimated(a)).collect();
-                if *estimated {
-                    // The fallback was taken: the exact point is null and a value exists.
-                    flags.push(
-                        self.value(&args[0])
-                            .is_null()
-                            .and(self.value(node).is_not_null()),
-                    );
+                // Only the argument actually chosen decides: a fallback taken in an
+                // estimating coalesce is an estimate; otherwise the chosen value's flag.
+                let flags: Vec<Option<Expr>> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| match (self.estimated(a), *estimated && i > 0) {
+                        (_, true) => Some(lit(true)),
+                        (f, false) => f,
+                    })
+                    .collect();
+                if flags.iter().all(Option::is_none) {
+                    return None;
                 }
-                return flags.into_iter().reduce(|a, b| a.or(b));
+                let mut branches = args.iter().zip(flags).rev();
+                let (last_arg, last_flag) = branches.next().expect("checked: at least 2 arguments");
+                let tail = when(self.value(last_arg).is_not_null())
+                    .then(last_flag.unwrap_or(lit(false)))
+                    .otherwise(lit(false));
+                return Some(branches.fold(tail, |acc, (a, f)| {
+                    when(self.value(a).is_not_null())
+                        .then(f.unwrap_or(lit(false)))
+                        .otherwise(acc)
+                }));
             }
+            Node::Call { args, .. } => args.iter().collect(),
         };
         children
             .into_iter()

@@ -146,6 +146,12 @@ pub enum Node {
         expr: Box<Node>,
         negated: bool,
     },
+    /// `x IS [NOT] TRUE|FALSE`: never null (SQL three-valued logic made explicit).
+    Truth {
+        expr: Box<Node>,
+        value: bool,
+        negated: bool,
+    },
     InList {
         expr: Box<Node>,
         list: Vec<Node>,
@@ -296,6 +302,13 @@ impl Checker<'_, '_> {
                     Ty::Bool,
                 ))
             }
+            Expr::IsTrue(inner) | Expr::IsNotTrue(inner) | Expr::IsFalse(inner) | Expr::IsNotFalse(inner) => {
+                let (n, t) = self.expr(inner)?;
+                self.want_bool(inner, t)?;
+                let value = matches!(e, Expr::IsTrue(_) | Expr::IsNotTrue(_));
+                let negated = matches!(e, Expr::IsNotTrue(_) | Expr::IsNotFalse(_));
+                Ok((Node::Truth { expr: Box::new(n), value, negated }, Ty::Bool))
+            }
             Expr::In { expr, target, negated, .. } => {
                 let (n, t) = self.expr(expr)?;
                 let InTarget::List(items) = target else {
@@ -331,7 +344,7 @@ impl Checker<'_, '_> {
                 other.span(),
                 format!("unsupported expression {}", text(other)),
             )
-            .help("the rule language has names, numbers, 'strings', + - * /, comparisons, AND/OR/NOT, IS [NOT] NULL, IN, BETWEEN and coalesce/greatest/least/abs (rules/README.md)")),
+            .help("the rule language has names, numbers, 'strings', + - * /, comparisons, AND/OR/NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE, IN, BETWEEN and coalesce/greatest/least/abs (rules/README.md)")),
         }
     }
 

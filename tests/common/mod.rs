@@ -1,0 +1,76 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use polars::prelude::*;
+use tracediag::analyze::{self, Analysis, Options};
+use tracediag::ruleset::RuleSet;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(rel: &str) -> PathBuf {
+    root().join("fixtures").join(rel)
+}
+
+pub fn run(rules: &RuleSet, files: &[PathBuf]) -> Analysis {
+    analyze::run(
+        rules,
+        &Options {
+            inputs: files.to_vec(),
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("analysis failed: {e}"))
+}
+
+/// (request_id, class, classes) for every row, in input order.
+pub fn classes(a: &Analysis) -> Vec<(String, String, String)> {
+    let df = &a.frame;
+    let ids = df.column("request_id").unwrap().str().unwrap().clone();
+    let cls = df.column("class").unwrap().str().unwrap().clone();
+    let tags = df.column("classes").unwrap().str().unwrap().clone();
+    (0..df.height())
+        .map(|i| {
+            (
+                ids.get(i).unwrap_or("").to_string(),
+                cls.get(i).unwrap().to_string(),
+                tags.get(i).unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+pub fn f64_col(a: &Analysis, name: &str) -> Vec<Option<f64>> {
+    let c = a.frame.column(name).unwrap().cast(&DataType::Float64).unwrap();
+    let ca = c.f64().unwrap();
+    (0..ca.len()).map(|i| ca.get(i)).collect()
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tracediag"))
+}
+
+/// Run the binary from the project root (so fixture paths in output are relative).
+pub fn cli(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the tracediag binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn exists(p: &Path) -> bool {
+    p.exists()
+}

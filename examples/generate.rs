@@ -268,9 +268,7 @@ fn generate(rows: usize, seed: u64) -> Vec<Row> {
                     rng.range(100.0, 600.0)
                 };
                 tm[4] = Some(r1(h));
-                for k in 5..=8 {
-                    tm[k] = None;
-                }
+                tm[5..=8].fill(None);
                 tm[9] = Some(r1(t1 + h + post));
                 tm[10] = None;
                 r.status = *rng.pick(&[500i64, 502, 503]);
@@ -281,9 +279,7 @@ fn generate(rows: usize, seed: u64) -> Vec<Row> {
             }
             "timeout" => {
                 tm[4] = None;
-                for k in 5..=8 {
-                    tm[k] = None;
-                }
+                tm[5..=8].fill(None);
                 tm[9] = Some(r1(t1 + 30000.0));
                 tm[10] = None;
                 r.status = 504;

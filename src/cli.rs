@@ -157,7 +157,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
     };
     let analysis = analyze::run(&rules, &opts)?;
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
-        let mut df = output::project(&analysis.frame, &rules)?;
+        let mut df = output::project(&analysis.frame, &rules, fmt)?;
         output::write(&mut df, path, fmt)?;
         eprintln!(
             "tracediag: wrote {} rows to {}",

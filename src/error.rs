@@ -8,9 +8,10 @@ use std::path::PathBuf;
 /// was found, and where (file, row or line, column).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A rule file that does not load or does not type-check.
+    /// A rule file that does not load or does not type-check (boxed: it carries the
+    /// source line and notes, and errors travel through every `Result`).
     #[error("{0}")]
-    Rule(#[from] RuleError),
+    Rule(Box<RuleError>),
 
     /// An input file that cannot be read as a request log.
     #[error("{path}: {message}", path = .path.display())]
@@ -38,6 +39,12 @@ impl Error {
             path: path.into(),
             message: message.into(),
         }
+    }
+}
+
+impl From<RuleError> for Error {
+    fn from(e: RuleError) -> Self {
+        Error::Rule(Box::new(e))
     }
 }
 

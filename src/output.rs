@@ -156,8 +156,18 @@ pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
 }
 
 /// Project the analysis frame to the output columns, rows in input order.
-pub fn project(frame: &DataFrame, rules: &RuleSet) -> Result<DataFrame> {
-    let cols: Vec<Expr> = columns(rules).iter().map(|c| col(c.as_str())).collect();
+pub fn project(frame: &DataFrame, rules: &RuleSet, format: OutFormat) -> Result<DataFrame> {
+    let cols: Vec<Expr> = columns(rules)
+        .iter()
+        .map(|c| match (c.as_str(), format) {
+            // Text formats get ISO 8601 with the zone spelled out; Parquet keeps a timestamp.
+            ("timestamp", OutFormat::Csv | OutFormat::JsonLines) => col("timestamp")
+                .dt()
+                .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+                .alias("timestamp"),
+            _ => col(c.as_str()),
+        })
+        .collect();
     frame
         .clone()
         .lazy()

@@ -40,7 +40,7 @@ pub fn percentiles(
     let df = grouped(lf, keys, aggs)?;
     let mut out = BTreeMap::new();
     let key_cols = key_columns(&df, keys)?;
-    for row in 0..df.height() {
+    for (row, key) in key_cols.into_iter().enumerate() {
         let mut pcts = vec![];
         for i in 0..values.len() {
             let n = df.column(&format!("__n{i}"))?.u64()?.get(row).unwrap_or(0);
@@ -58,7 +58,7 @@ pub fn percentiles(
                 p99: q(2)?,
             });
         }
-        out.insert(key_cols[row].clone(), pcts);
+        out.insert(key, pcts);
     }
     Ok(out)
 }

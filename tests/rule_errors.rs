@@ -13,7 +13,10 @@ fn check(name: &str) -> String {
     assert!(stdout(&out).is_empty(), "{name} printed to stdout");
     let err = stderr(&out);
     assert!(!err.contains("panicked"), "{name}: {err}");
-    assert!(err.contains(&format!("{rel}:")), "{name}: error does not name the file:\n{err}");
+    assert!(
+        err.contains(&format!("{rel}:")),
+        "{name}: error does not name the file:\n{err}"
+    );
     err
 }
 
@@ -47,14 +50,27 @@ bad_rule_file!(
 fn every_bad_fixture_has_a_test() {
     let src = std::fs::read_to_string(root().join("tests/rule_errors.rs")).unwrap();
     for entry in std::fs::read_dir(fixture("rules/bad")).unwrap() {
-        let name = entry.unwrap().path().file_stem().unwrap().to_string_lossy().into_owned();
-        assert!(src.contains(&format!("    {name},")), "fixtures/rules/bad/{name}.toml has no test");
+        let name = entry
+            .unwrap()
+            .path()
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            src.contains(&format!("    {name},")),
+            "fixtures/rules/bad/{name}.toml has no test"
+        );
     }
 }
 
 #[test]
 fn cross_origin_errors_name_both_fields_and_origins() {
-    for name in ["cross_origin_subtraction", "cross_origin_comparison", "cross_origin_coalesce"] {
+    for name in [
+        "cross_origin_subtraction",
+        "cross_origin_comparison",
+        "cross_origin_coalesce",
+    ] {
         let err = check(name);
         assert!(err.contains("counts from t0 (gateway receive)"), "{err}");
         assert!(err.contains("counts from t1 (upstream start)"), "{err}");
@@ -74,7 +90,12 @@ fn shipped_table_checks_clean() {
 
 #[test]
 fn set_of_an_unknown_parameter_suggests_the_nearest() {
-    let out = cli(&["analyze", "fixtures/traces/traces.jsonl", "--set", "header_slow=2000"]);
+    let out = cli(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--set",
+        "header_slow=2000",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),

@@ -97,7 +97,10 @@ fn each_class_stays_quiet_on_the_other_classes_fixtures() {
     for r in &rules.rules {
         let alone = rules.only(&r.class).unwrap();
         for other in rules.rules.iter().filter(|o| o.class != r.class) {
-            let a = run(&alone, &[fixture(&format!("classes/{}.jsonl", other.class))]);
+            let a = run(
+                &alone,
+                &[fixture(&format!("classes/{}.jsonl", other.class))],
+            );
             for (id, class, _) in classes(&a) {
                 if expect_of(&id) == "fire" {
                     assert_eq!(class, "normal", "{} fired on {id}", r.class);
@@ -144,7 +147,11 @@ fn seed_traces_get_the_articles_classes() {
     assert_eq!(got, expected);
     assert_eq!(
         expected.iter().map(|(_, c)| c.as_str()).collect::<Vec<_>>(),
-        ["upstream_headers_slow", "action_text_gap", "generation_slow_tps"]
+        [
+            "upstream_headers_slow",
+            "action_text_gap",
+            "generation_slow_tps"
+        ]
     );
 }
 

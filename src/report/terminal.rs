@@ -163,7 +163,14 @@ impl Renderer for Terminal {
             header.extend([
                 "requests", "failed", "classes", "e2e p50", "e2e p95", "e2e p99",
             ]);
-            let mut t = table(&header, g.by.len()..header.len());
+            // Counts and percentiles right-aligned; the class list reads left to right.
+            let n = g.by.len();
+            let mut t = table(&header, n..n + 2);
+            for c in n + 3..n + 6 {
+                if let Some(col) = t.column_mut(c) {
+                    col.set_cell_alignment(CellAlignment::Right);
+                }
+            }
             for row in &g.groups {
                 let e2e = &row.end_to_end_ms;
                 let mut cells: Vec<String> = row

@@ -91,7 +91,7 @@ impl RuleSet {
 
     /// Parse and check a rule file's text; `file` names it in errors.
     pub fn parse(src: &str, file: &str) -> Result<RuleSet> {
-        Loader { src, file }.load().map_err(Error::Rule)
+        Loader { src, file }.load().map_err(Error::from)
     }
 
     /// Current parameter values by name.
@@ -161,6 +161,9 @@ struct TextOrigin {
     column: usize,
 }
 
+// Loading stops at the first error, so the size of the error type costs nothing here; the
+// public API boxes it (`Error::Rule`).
+#[allow(clippy::result_large_err)]
 impl Loader<'_> {
     fn error_at(
         &self,

@@ -45,7 +45,12 @@ pub fn classes(a: &Analysis) -> Vec<(String, String, String)> {
 }
 
 pub fn f64_col(a: &Analysis, name: &str) -> Vec<Option<f64>> {
-    let c = a.frame.column(name).unwrap().cast(&DataType::Float64).unwrap();
+    let c = a
+        .frame
+        .column(name)
+        .unwrap()
+        .cast(&DataType::Float64)
+        .unwrap();
     let ca = c.f64().unwrap();
     (0..ca.len()).map(|i| ca.get(i)).collect()
 }

@@ -1,0 +1,258 @@
+//! Whole-output snapshots of the command line, and its contract: exit codes, refusals,
+//! byte-identical output for the same input.
+
+mod common;
+
+use common::*;
+
+fn ok(args: &[&str]) -> String {
+    let out = cli(args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = cli(args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should fail: {}",
+        stdout(&out)
+    );
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn analyze_traces_table() {
+    insta::assert_snapshot!(ok(&["analyze", "fixtures/traces/traces.jsonl"]));
+}
+
+#[test]
+fn analyze_traces_json() {
+    insta::assert_snapshot!(ok(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--format",
+        "json"
+    ]));
+}
+
+#[test]
+fn analyze_generated_by_model_and_channel() {
+    insta::assert_snapshot!(ok(&[
+        "analyze",
+        "fixtures/generated/gateway.parquet",
+        "--by",
+        "model,channel"
+    ]));
+}
+
+#[test]
+fn analyze_several_files_and_globs() {
+    let text = ok(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "fixtures/classes/*.jsonl",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["inputs"].as_array().unwrap().len(), 10);
+    let rows = v["rows"].as_u64().unwrap();
+    let classes: u64 = v["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(rows, classes, "every row has exactly one class");
+}
+
+#[test]
+fn rules_table() {
+    insta::assert_snapshot!(ok(&["rules"]));
+}
+
+#[test]
+fn rules_json_lists_every_class_in_order() {
+    let v: serde_json::Value = serde_json::from_str(&ok(&["rules", "--format", "json"])).unwrap();
+    let orders: Vec<i64> = v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["order"].as_i64().unwrap())
+        .collect();
+    assert_eq!(orders, (1..=9).collect::<Vec<_>>());
+}
+
+#[test]
+fn fields_table() {
+    insta::assert_snapshot!(ok(&["fields"]));
+}
+
+#[test]
+fn same_input_gives_byte_identical_output() {
+    for format in ["table", "json"] {
+        let args = [
+            "analyze",
+            "fixtures/generated/gateway.jsonl",
+            "--by",
+            "channel,outcome",
+            "--format",
+            format,
+        ];
+        assert_eq!(ok(&args), ok(&args), "{format}");
+    }
+}
+
+#[test]
+fn out_writes_one_row_per_request_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    for ext in ["csv", "jsonl", "parquet"] {
+        let out = dir.path().join(format!("tagged.{ext}"));
+        let o = cli(&[
+            "analyze",
+            "fixtures/traces/traces.jsonl",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!("tracediag: wrote 3 rows to {}\n", out.display())
+        );
+        assert!(out.exists());
+        // No temporary file left beside it.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with(".tracediag-")),
+            "{names:?}"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.path().join("tagged.csv")).unwrap();
+    insta::assert_snapshot!("traces_out_csv", csv);
+}
+
+#[test]
+fn out_refuses_an_input_and_an_existing_file() {
+    let err = fails(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--out",
+        "fixtures/traces/traces.jsonl",
+    ]);
+    assert!(
+        err.contains("refusing to write over an input file"),
+        "{err}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.csv");
+    std::fs::write(&out, "keep me").unwrap();
+    let err = fails(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(err.contains("already exists; pass --force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
+    let o = cli(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--out",
+        out.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("request_id,"));
+
+    let err = fails(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--out",
+        dir.path().join("x.xlsx").to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("expected a .parquet, .csv or .jsonl file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_exit_2_and_name_the_problem() {
+    assert_eq!(
+        fails(&["analyze", "fixtures/nope.parquet"]),
+        "tracediag: error: fixtures/nope.parquet: no such file\n"
+    );
+    assert_eq!(
+        fails(&["analyze", "fixtures/nope/*.csv"]),
+        "tracediag: error: fixtures/nope/*.csv: the pattern matches no file\n"
+    );
+    let err = fails(&["analyze", "fixtures/traces/traces.jsonl", "--by", "prompt"]);
+    assert!(
+        err.starts_with("tracediag: error: --by prompt: expected one of "),
+        "{err}"
+    );
+    let err = fails(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--set",
+        "header_slow_ms=fast",
+    ]);
+    assert_eq!(
+        err,
+        "tracediag: error: --set header_slow_ms=fast: `fast` is not a number\n"
+    );
+    let err = fails(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--rules",
+        "fixtures/rules/bad/unknown_field.toml",
+    ]);
+    assert!(
+        err.contains("fixtures/rules/bad/unknown_field.toml:7:9"),
+        "{err}"
+    );
+    let err = fails(&["frobnicate"]);
+    assert!(err.contains("unrecognized subcommand"), "{err}");
+}
+
+#[test]
+fn set_changes_a_threshold() {
+    // With a 7 s header bar, Trace A (6.1 s) is no longer slow before headers.
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--set",
+        "header_slow_ms=7000",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let class = |name: &str| {
+        v["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == name)
+            .unwrap()["count"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(class("upstream_headers_slow"), 0);
+    let p = v["rules"]["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "header_slow_ms")
+        .unwrap();
+    assert_eq!(p["value"], 7000.0);
+}

@@ -1,0 +1,221 @@
+//! Inputs: every format and layout gives the same frame; missing stays null; content never
+//! reaches an output.
+
+mod common;
+
+use common::*;
+use polars::prelude::*;
+use tracediag::ruleset::RuleSet;
+
+fn gateway() -> RuleSet {
+    RuleSet::gateway().unwrap()
+}
+
+/// The comparable part of an analysis: everything but where the row came from.
+fn comparable(files: &[&str]) -> DataFrame {
+    let paths: Vec<_> = files.iter().map(|f| fixture(f)).collect();
+    let a = run(&gateway(), &paths);
+    a.frame
+        .drop_many(["source_file"])
+        .select(
+            tracediag::output::columns(&gateway())
+                .into_iter()
+                .filter(|c| c != "source_file"),
+        )
+        .unwrap()
+}
+
+#[test]
+fn the_four_layouts_give_the_same_classes_metrics_and_flags() {
+    // Parquet with a nested struct, flat CSV, JSON lines with `other` as an object and as
+    // a JSON string.
+    let reference = comparable(&["generated/gateway.jsonl"]);
+    assert_eq!(reference.height(), 3000);
+    for other in [
+        "generated/gateway.parquet",
+        "generated/gateway.csv",
+        "generated/gateway_other_string.jsonl",
+    ] {
+        let df = comparable(&[other]);
+        assert!(
+            df.equals_missing(&reference),
+            "{other} differs from generated/gateway.jsonl"
+        );
+    }
+}
+
+#[test]
+fn missing_points_stay_null_and_out_of_the_percentiles() {
+    let a = run(&gateway(), &[fixture("traces/traces.jsonl")]);
+    // The article gives no upstream end: the window is null, never 0.
+    assert_eq!(f64_col(&a, "upstream_done_ms"), vec![None, None, None]);
+    assert_eq!(f64_col(&a, "generation_window_ms"), vec![None, None, None]);
+    let window = a
+        .summary
+        .metrics
+        .iter()
+        .find(|m| m.name == "generation_window_ms")
+        .unwrap();
+    assert_eq!((window.pct.n, window.nulls, window.pct.p50), (0, 3, None));
+
+    // An empty CSV cell is null too.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("gaps.csv");
+    std::fs::write(
+        &csv,
+        "request_id,upstream_headers_ms,first_sse_event_ms,first_response_ms,first_text_delta_ms,total_handler_ms,is_stream\n\
+         r1,200,300,400,,1000,true\n\
+         r2,200,300,400,500,3000,true\n",
+    )
+    .unwrap();
+    let a = run(&gateway(), &[csv]);
+    assert_eq!(f64_col(&a, "first_text_delta_ms"), vec![None, Some(500.0)]);
+    let ttfvt = a
+        .summary
+        .metrics
+        .iter()
+        .find(|m| m.name == "time_to_first_visible_text_ms")
+        .unwrap();
+    assert_eq!((ttfvt.pct.n, ttfvt.pct.p50), (1, Some(500.0)));
+}
+
+#[test]
+fn zeros_that_mean_missing_are_reported_not_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("zeros.csv");
+    std::fs::write(
+        &csv,
+        "request_id,upstream_headers_ms,first_sse_event_ms,first_response_ms,first_text_delta_ms,upstream_done_ms,total_handler_ms\n\
+         z1,200,300,400,0,5000,5010\n\
+         ok1,200,300,400,420,5000,5010\n",
+    )
+    .unwrap();
+    let a = run(&gateway(), &[csv]);
+    assert_eq!(
+        f64_col(&a, "first_text_delta_ms"),
+        vec![Some(0.0), Some(420.0)]
+    );
+    let q = a
+        .summary
+        .quality
+        .iter()
+        .find(|q| q.check == "zero_as_missing")
+        .unwrap();
+    assert_eq!((q.count, q.examples.clone()), (1, vec!["z1".to_string()]));
+    let q = a
+        .summary
+        .quality
+        .iter()
+        .find(|q| q.check == "out_of_order")
+        .unwrap();
+    assert_eq!(q.examples, vec!["z1".to_string()]);
+}
+
+#[test]
+fn planted_data_quality_problems_are_found() {
+    let a = run(&gateway(), &[fixture("generated/gateway.parquet")]);
+    let found = |check: &str| {
+        let q = a.summary.quality.iter().find(|q| q.check == check).unwrap();
+        (q.count, q.examples.clone())
+    };
+    assert_eq!(found("duplicate_id"), (2, vec!["req-0000056".to_string()]));
+    assert_eq!(found("tps_mismatch"), (1, vec!["req-0000045".to_string()]));
+    assert!(found("zero_as_missing")
+        .1
+        .contains(&"req-0000018".to_string()));
+    assert!(found("out_of_order").1.contains(&"req-0000034".to_string()));
+    assert_eq!(found("negative").0, 0);
+}
+
+#[test]
+fn numbers_as_text_are_read_and_garbage_is_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("text.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"request_id\":\"t1\",\"other\":{\"timing\":{\"upstream_headers_ms\":\"250\",\"total_handler_ms\":\"900\"}}}\n\
+         {\"request_id\":\"t2\",\"other\":{\"timing\":{\"upstream_headers_ms\":\"fast\",\"total_handler_ms\":\"900\"}}}\n",
+    )
+    .unwrap();
+    let a = run(&gateway(), &[jsonl]);
+    assert_eq!(f64_col(&a, "upstream_headers_ms"), vec![Some(250.0), None]);
+    let q = a
+        .summary
+        .quality
+        .iter()
+        .find(|q| q.check == "unparsed")
+        .unwrap();
+    assert_eq!((q.count, q.examples.clone()), (1, vec!["t2".to_string()]));
+}
+
+#[test]
+fn failures_stay_in_every_statistic() {
+    let a = run(&gateway(), &[fixture("generated/gateway.jsonl")]);
+    let s = &a.summary;
+    assert_eq!(s.rows, 3000);
+    assert_eq!(s.classes.iter().map(|c| c.count).sum::<u64>(), 3000);
+    let outcomes: u64 = s.outcomes.iter().map(|o| o.count).sum();
+    assert_eq!(outcomes, 3000);
+    assert_eq!(s.failures, 60 + 68 + 39);
+    // End-to-end percentiles count every row that has a handler time, failures included.
+    let e2e = s
+        .metrics
+        .iter()
+        .find(|m| m.name == "end_to_end_ms")
+        .unwrap();
+    assert_eq!(e2e.pct.n + e2e.nulls, 3000);
+    assert_eq!(e2e.nulls, 30, "only the rows that lost their handler time");
+}
+
+const CANARIES: [&str; 4] = [
+    "CANARY-PROMPT",
+    "CANARY-RESPONSE",
+    "CANARY-KEY",
+    "CANARY-MESSAGES",
+];
+
+#[test]
+fn content_never_reaches_any_output() {
+    let dir = tempfile::tempdir().unwrap();
+    for input in [
+        "fixtures/generated/gateway.parquet",
+        "fixtures/generated/gateway.csv",
+        "fixtures/generated/gateway.jsonl",
+        "fixtures/generated/gateway_other_string.jsonl",
+    ] {
+        for ext in ["csv", "jsonl", "parquet"] {
+            let out = dir.path().join(format!("out.{ext}"));
+            for format in ["table", "json"] {
+                let o = cli(&[
+                    "analyze",
+                    input,
+                    "--by",
+                    "model,channel",
+                    "--format",
+                    format,
+                    "--out",
+                    out.to_str().unwrap(),
+                    "--force",
+                ]);
+                assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+                let bytes = std::fs::read(&out).unwrap();
+                let written = String::from_utf8_lossy(&bytes);
+                for c in CANARIES {
+                    assert!(!stdout(&o).contains(c), "{c} in stdout for {input}");
+                    assert!(!stderr(&o).contains(c), "{c} in stderr for {input}");
+                    assert!(!written.contains(c), "{c} in {ext} output for {input}");
+                }
+            }
+        }
+    }
+    // The content columns are not even part of the frame.
+    let a = run(&gateway(), &[fixture("generated/gateway.jsonl")]);
+    for name in [
+        "prompt", "response", "api_key", "other", "messages", "scenario",
+    ] {
+        assert!(
+            a.frame.column(name).is_err(),
+            "{name} was read into the frame"
+        );
+    }
+}

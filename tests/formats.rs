@@ -219,3 +219,67 @@ fn content_never_reaches_any_output() {
         );
     }
 }
+
+#[test]
+fn json_arrays_json_strings_in_csv_and_dotted_columns_agree() {
+    let src = std::fs::read_to_string(fixture("traces/traces.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = src
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+
+    let array = dir.path().join("traces.json");
+    std::fs::write(&array, serde_json::to_string(&rows).unwrap()).unwrap();
+
+    // `other` as a JSON string in a CSV cell (a database dump of new-api's logs table).
+    let quoted = |s: String| format!("\"{}\"", s.replace('"', "\"\""));
+    let mut other_csv = String::from("request_id,is_stream,other\n");
+    for r in &rows {
+        other_csv += &format!(
+            "{},true,{}\n",
+            r["request_id"].as_str().unwrap(),
+            quoted(r["other"].to_string())
+        );
+    }
+    let other = dir.path().join("other.csv");
+    std::fs::write(&other, other_csv).unwrap();
+
+    // Dotted column names, and a header in another case.
+    let keys: Vec<String> = rows[0]["other"]["timing"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let mut dotted_csv = format!(
+        "Request_ID,IS_STREAM,{}\n",
+        keys.iter()
+            .map(|k| format!("other.timing.{k}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    for r in &rows {
+        let vals: Vec<String> = keys
+            .iter()
+            .map(|k| r["other"]["timing"][k].to_string())
+            .collect();
+        dotted_csv += &format!(
+            "{},true,{}\n",
+            r["request_id"].as_str().unwrap(),
+            vals.join(",")
+        );
+    }
+    let dotted = dir.path().join("dotted.csv");
+    std::fs::write(&dotted, dotted_csv).unwrap();
+
+    let want = classes(&run(&gateway(), &[fixture("traces/traces.jsonl")]));
+    for path in [array, other, dotted] {
+        assert_eq!(
+            classes(&run(&gateway(), &[path.clone()])),
+            want,
+            "{}",
+            path.display()
+        );
+    }
+}

@@ -69,7 +69,7 @@ impl Renderer for Terminal {
         ));
         for i in &s.inputs {
             line(format!(
-                "input: {} ({}, {} canonical fields found)",
+                "input: {} ({}, {} canonical fields mapped)",
                 i.path,
                 i.format,
                 i.fields.len()

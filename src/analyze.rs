@@ -236,16 +236,20 @@ fn summarize(
             quality::TPS_TOLERANCE_PARAM
         ));
     }
+    // Judge by the values, not the mapping: a JSON-string `other` maps every timing field
+    // but may hold none of them.
+    let any_timing = catalogue::FIELDS
+        .iter()
+        .filter(|f| f.kind.is_timing())
+        .map(|f| col(f.name).is_not_null())
+        .reduce(|a, b| a.or(b))
+        .unwrap_or(lit(false));
+    let timed = stats::trues(lf.clone(), &[SOURCE_COL.to_string()], any_timing)?;
     for input in inputs {
-        let found: Vec<&str> = input.mapping.found().map(|(n, _)| n).collect();
-        let timing_found = catalogue::FIELDS
-            .iter()
-            .filter(|f| f.kind.is_timing() && found.contains(&f.name))
-            .count();
-        if timing_found == 0 {
+        let path = input.path.display().to_string();
+        if timed.get(&vec![Some(path.clone())]).copied().unwrap_or(0) == 0 {
             notes.push(format!(
-                "{}: no timing field found (looked for flat, dotted and `other.timing` fields); every request is insufficient_data",
-                input.path.display()
+                "{path}: no row has a timing field (looked for flat, dotted and `other.timing` fields); every request is insufficient_data"
             ));
         }
     }

@@ -283,3 +283,28 @@ fn json_arrays_json_strings_in_csv_and_dotted_columns_agree() {
         );
     }
 }
+
+/// A real new-api `/api/log/` page (`other` is a JSON string holding pricing, not timing):
+/// it reads, nothing is invented, and the report says why every row is insufficient_data.
+#[test]
+fn real_new_api_rows_without_timing_are_insufficient_and_said_so() {
+    let a = run(
+        &gateway(),
+        &[fixture("external/newapi_yushow1024_items.jsonl")],
+    );
+    assert_eq!(a.summary.rows, 4);
+    let rows = classes(&a);
+    assert!(
+        rows.iter().all(|(_, c, _)| c == "insufficient_data"),
+        "{rows:?}"
+    );
+    assert!(
+        a.summary
+            .notes
+            .iter()
+            .any(|n| n.contains("no row has a timing field")),
+        "{:?}",
+        a.summary.notes
+    );
+    assert_eq!(f64_col(&a, "total_handler_ms"), vec![None; 4]);
+}

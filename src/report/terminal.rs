@@ -81,9 +81,17 @@ impl Renderer for Terminal {
             .map(|t| format!("{} → {}", t.start, t.end))
             .unwrap_or_else(|| "unknown (no timestamps)".into());
         line(format!("requests: {}   time span: {span}", s.rows));
+        let share = if s.rows == 0 {
+            0.0
+        } else {
+            s.streaming.streaming as f64 / s.rows as f64
+        };
         line(format!(
-            "streaming: {} streamed, {} not streamed, {} unknown",
-            s.streaming.streaming, s.streaming.non_streaming, s.streaming.unknown
+            "streaming: {} streamed ({}), {} not streamed, {} unknown",
+            s.streaming.streaming,
+            fmt_share(share),
+            s.streaming.non_streaming,
+            s.streaming.unknown
         ));
         let outcomes: Vec<String> = s
             .outcomes

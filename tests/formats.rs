@@ -276,7 +276,7 @@ fn json_arrays_json_strings_in_csv_and_dotted_columns_agree() {
     let want = classes(&run(&gateway(), &[fixture("traces/traces.jsonl")]));
     for path in [array, other, dotted] {
         assert_eq!(
-            classes(&run(&gateway(), &[path.clone()])),
+            classes(&run(&gateway(), std::slice::from_ref(&path))),
             want,
             "{}",
             path.display()

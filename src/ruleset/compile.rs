@@ -293,3 +293,63 @@ fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
     };
     vec![class.alias("class"), classes.alias("classes")]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The t1 offset is exact where upstream_start_ms is logged, estimated where it falls
+    /// back on the local phases, and the flag follows into every metric built on it.
+    #[test]
+    fn estimates_are_flagged_exactly_where_the_fallback_is_taken() {
+        let rules = RuleSet::gateway().unwrap();
+        let df = df!(
+            "upstream_start_ms" => [Some(12.0f64), None, None],
+            "auth_ms" => [Some(5.0f64), Some(5.0), None],
+            "distribution_ms" => [Some(2.0f64), Some(2.0), Some(2.0)],
+            "body_read_ms" => [Some(3.0f64), Some(3.0), Some(3.0)],
+            "upstream_headers_ms" => [200.0f64, 200.0, 200.0],
+            "first_response_ms" => [1000.0f64, 1000.0, 1000.0],
+        )
+        .unwrap();
+        let mut lf = df.lazy();
+        // Every other catalogue field, null.
+        for f in crate::catalogue::FIELDS {
+            if ![
+                "upstream_start_ms",
+                "auth_ms",
+                "distribution_ms",
+                "body_read_ms",
+                "upstream_headers_ms",
+                "first_response_ms",
+            ]
+            .contains(&f.name)
+            {
+                lf = lf.with_column(
+                    lit(NULL)
+                        .cast(crate::source::dtype_of(f.kind))
+                        .alias(f.name),
+                );
+            }
+        }
+        let out = apply(&rules, lf).collect().unwrap();
+        let f = |c: &str| -> Vec<Option<f64>> {
+            let s = out.column(c).unwrap().f64().unwrap().clone();
+            (0..s.len()).map(|i| s.get(i)).collect()
+        };
+        let b = |c: &str| -> Vec<Option<bool>> {
+            let s = out.column(c).unwrap().bool().unwrap().clone();
+            (0..s.len()).map(|i| s.get(i)).collect()
+        };
+        assert_eq!(f("t1_offset_ms"), [Some(12.0), Some(10.0), None]);
+        assert_eq!(
+            b("t1_offset_ms_estimated"),
+            [Some(false), Some(true), Some(false)]
+        );
+        assert_eq!(f("prefill_ms"), [Some(788.0), Some(790.0), None]);
+        assert_eq!(
+            b("prefill_ms_estimated"),
+            [Some(false), Some(true), Some(false)]
+        );
+    }
+}

@@ -261,6 +261,30 @@ impl Loader<'_> {
         err
     }
 
+    /// Names are snake_case and never shadow a log field.
+    fn check_name(
+        &self,
+        name: &toml::Spanned<String>,
+        what: &str,
+    ) -> std::result::Result<(), RuleError> {
+        let n = name.get_ref();
+        let snake = n.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && n.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !snake {
+            return Err(
+                self.span_error(name.span(), format!("{what} name `{n}` must be snake_case"))
+            );
+        }
+        if catalogue::field(n).is_some() {
+            return Err(self.span_error(
+                name.span(),
+                format!("{what} `{n}` has the name of a log field; pick another name"),
+            ));
+        }
+        Ok(())
+    }
+
     fn parse_expr(
         &self,
         text: &str,
@@ -311,30 +335,12 @@ impl Loader<'_> {
             }
         })?;
 
-        let name_ok = |s: &str| {
-            !s.is_empty()
-                && s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-                && s.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        };
-
         // Parameters.
         let mut params = vec![];
         let mut param_types = BTreeMap::new();
         for p in &raw.params {
             let name = p.name.get_ref();
-            if !name_ok(name) {
-                return Err(self.span_error(
-                    p.name.span(),
-                    format!("parameter name `{name}` must be snake_case"),
-                ));
-            }
-            if catalogue::field(name).is_some() {
-                return Err(self.span_error(
-                    p.name.span(),
-                    format!("parameter `{name}` has the name of a log field"),
-                ));
-            }
+            self.check_name(&p.name, "parameter")?;
             let Some(ty) = Ty::from_unit(p.unit.get_ref()) else {
                 return Err(self.span_error(
                     p.unit.span(),
@@ -363,18 +369,7 @@ impl Loader<'_> {
         let mut defs: BTreeMap<String, usize> = BTreeMap::new();
         for (i, m) in raw.metrics.iter().enumerate() {
             let name = m.name.get_ref();
-            if !name_ok(name) {
-                return Err(self.span_error(
-                    m.name.span(),
-                    format!("metric name `{name}` must be snake_case"),
-                ));
-            }
-            if catalogue::field(name).is_some() {
-                return Err(self.span_error(
-                    m.name.span(),
-                    format!("metric `{name}` has the name of a log field; pick another name"),
-                ));
-            }
+            self.check_name(&m.name, "metric")?;
             if param_types.contains_key(name) {
                 return Err(self.span_error(
                     m.name.span(),
@@ -427,23 +422,13 @@ impl Loader<'_> {
 
         // Rules.
         let default_class = raw.default_class.get_ref().clone();
-        if !name_ok(&default_class) {
-            return Err(self.span_error(
-                raw.default_class.span(),
-                format!("class name `{default_class}` must be snake_case"),
-            ));
-        }
+        self.check_name(&raw.default_class, "class")?;
         let mut rules = vec![];
         let mut classes = BTreeSet::new();
         let mut orders = BTreeMap::new();
         for r in &raw.rules {
             let class = r.class.get_ref();
-            if !name_ok(class) {
-                return Err(self.span_error(
-                    r.class.span(),
-                    format!("class name `{class}` must be snake_case"),
-                ));
-            }
+            self.check_name(&r.class, "class")?;
             if class == &default_class {
                 return Err(self.span_error(
                     r.class.span(),
@@ -638,4 +623,92 @@ fn parse_location(msg: &str) -> Option<Location> {
         .parse()
         .ok()?;
     Some(Location { line, column })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::Event;
+
+    fn metric_types(metrics: &str) -> BTreeMap<String, Ty> {
+        let src = format!("name = \"t\"\ndefault_class = \"normal\"\n{metrics}");
+        RuleSet::parse(&src, "t.toml")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .metrics
+            .into_iter()
+            .map(|m| (m.name, m.ty))
+            .collect()
+    }
+
+    #[test]
+    fn moving_a_t1_point_onto_t0_composes_origins() {
+        let t = metric_types(
+            r#"
+[[metrics]]
+name = "offset_ms"
+expr = "coalesce(upstream_start_ms, auth_ms + distribution_ms + body_read_ms)"
+doc = "x"
+[[metrics]]
+name = "t2_ms"
+expr = "upstream_headers_ms + offset_ms"
+doc = "x"
+[[metrics]]
+name = "prefill_ms"
+expr = "first_response_ms - t2_ms"
+doc = "x"
+[[metrics]]
+name = "share"
+expr = "upstream_headers_ms / total_handler_ms"
+doc = "x"
+[[metrics]]
+name = "tps"
+expr = "output_tokens / (upstream_done_ms - first_text_delta_ms) * 1000"
+doc = "x"
+"#,
+        );
+        assert_eq!(
+            t["offset_ms"],
+            Ty::Point {
+                origin: Event::T0,
+                marks: Some(Event::T1)
+            }
+        );
+        assert_eq!(
+            t["t2_ms"],
+            Ty::Point {
+                origin: Event::T0,
+                marks: Some(Event::T2)
+            }
+        );
+        assert_eq!(t["prefill_ms"], Ty::Span);
+        assert_eq!(t["share"], Ty::Number);
+        assert_eq!(t["tps"], Ty::Rate);
+    }
+
+    #[test]
+    fn forward_references_resolve_and_file_order_is_kept_for_display() {
+        let src = r#"
+name = "t"
+default_class = "normal"
+[[metrics]]
+name = "b_ms"
+expr = "a_ms * 2"
+label = "B"
+doc = "x"
+[[metrics]]
+name = "a_ms"
+expr = "first_response_ms - first_sse_event_ms"
+label = "A"
+doc = "x"
+"#;
+        let r = RuleSet::parse(src, "t.toml").unwrap();
+        let eval: Vec<&str> = r.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(eval, ["a_ms", "b_ms"], "dependencies first");
+        let shown: Vec<&str> = r
+            .reported_metrics()
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(shown, ["b_ms", "a_ms"], "file order");
+    }
 }

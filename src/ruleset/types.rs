@@ -556,11 +556,8 @@ impl Checker<'_, '_> {
                 origin,
                 marks: None,
             },
-            (Span, Span) | (Span, Number) | (Number, Span) => Span,
-            (Count, Count) | (Count, Number) | (Number, Count) => Count,
-            (Rate, Rate) | (Rate, Number) | (Number, Rate) => Rate,
-            (Number, Number) => Number,
-            _ => return Err(self.mismatch(whole, "add", left, lt, right, rt)),
+            _ => like_with_like(lt, rt)
+                .ok_or_else(|| self.mismatch(whole, "add", left, lt, right, rt))?,
         })
     }
 
@@ -594,11 +591,8 @@ impl Checker<'_, '_> {
                     ),
                 ))
             }
-            (Span, Span) | (Span, Number) | (Number, Span) => Span,
-            (Count, Count) | (Count, Number) | (Number, Count) => Count,
-            (Rate, Rate) | (Rate, Number) | (Number, Rate) => Rate,
-            (Number, Number) => Number,
-            _ => return Err(self.mismatch(whole, "subtract", left, lt, right, rt)),
+            _ => like_with_like(lt, rt)
+                .ok_or_else(|| self.mismatch(whole, "subtract", left, lt, right, rt))?,
         })
     }
 
@@ -777,6 +771,19 @@ impl Checker<'_, '_> {
             estimated,
         };
         Ok((node, ty))
+    }
+}
+
+/// The sum or difference of two quantities that are not time points: like with like, a
+/// plain number taking the other side's unit.
+fn like_with_like(a: Ty, b: Ty) -> Option<Ty> {
+    use Ty::*;
+    match (a, b) {
+        (Span, Span) | (Span, Number) | (Number, Span) => Some(Span),
+        (Count, Count) | (Count, Number) | (Number, Count) => Some(Count),
+        (Rate, Rate) | (Rate, Number) | (Number, Rate) => Some(Rate),
+        (Number, Number) => Some(Number),
+        _ => None,
     }
 }
 

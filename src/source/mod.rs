@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::error::{Error, Result};
-pub use canonical::{Mapping, Origin, UNPARSED_PREFIX};
+pub use canonical::{dtype_of, Mapping, Origin, UNPARSED_PREFIX};
 
 /// Column holding the input path a row came from.
 pub const SOURCE_COL: &str = "source_file";

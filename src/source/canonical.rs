@@ -46,6 +46,9 @@ impl Mapping {
 }
 
 const JSON_COL: &str = "__other_decoded";
+/// Text timestamps parsed with a `T` and with a space between date and time.
+const TS_T: &str = "__timestamp_t";
+const TS_SPACE: &str = "__timestamp_space";
 
 /// Prefix of the per-field flag columns marking values that did not parse.
 pub const UNPARSED_PREFIX: &str = "__unparsed_";
@@ -139,6 +142,11 @@ pub fn select(raw: LazyFrame, mapping: &Mapping, path: &Path) -> LazyFrame {
             .otherwise(other);
         lf = lf.with_column(cleaned.str().json_decode(dtype).alias(JSON_COL));
     }
+    if let Some((_, Origin::Column(c), DataType::String)) =
+        mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
+    {
+        lf = lf.with_columns(parse_timestamps(col(c.as_str())));
+    }
     let kinds: BTreeMap<&str, Kind> = FIELDS.iter().map(|f| (f.name, f.kind)).collect();
     let mut exprs = vec![];
     for (name, origin, dtype) in &mapping.fields {
@@ -185,6 +193,37 @@ pub fn select(raw: LazyFrame, mapping: &Mapping, path: &Path) -> LazyFrame {
     exprs.push(lit(path.display().to_string()).alias(SOURCE_COL));
     exprs.push(col(ROW_COL).cast(DataType::Int64));
     lf.select(exprs).with_column(outcome_expr())
+}
+
+/// ISO 8601 in UTC: `…T…Z` or a space instead of `T`, with or without fractions (`%.f`
+/// accepts both). Other offsets do not parse and are counted as unparsed. Each format is
+/// its own column so each parse runs once, however often the value is used.
+fn parse_timestamps(e: Expr) -> [Expr; 2] {
+    let t = e
+        .str()
+        .strip_chars(lit(NULL))
+        .str()
+        .strip_chars_end(lit("Zz"));
+    let parse = |fmt: &str, name: &str| {
+        t.clone()
+            .str()
+            .to_datetime(
+                Some(TimeUnit::Milliseconds),
+                None,
+                StrptimeOptions {
+                    format: Some(fmt.into()),
+                    strict: false,
+                    exact: true,
+                    cache: true,
+                },
+                lit("raise"),
+            )
+            .alias(name)
+    };
+    [
+        parse("%Y-%m-%dT%H:%M:%S%.f", TS_T),
+        parse("%Y-%m-%d %H:%M:%S%.f", TS_SPACE),
+    ]
 }
 
 fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
@@ -242,39 +281,10 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
             DataType::Datetime(_, _) | DataType::Date => {
                 e.cast(DataType::Datetime(TimeUnit::Milliseconds, None))
             }
-            DataType::String => {
-                // ISO 8601 in UTC ("…T…Z" or a space instead of T, with or without
-                // fractions). Other offsets do not parse and are counted as unparsed.
-                let t = e
-                    .str()
-                    .strip_chars(lit(NULL))
-                    .str()
-                    .strip_chars_end(lit("Zz"));
-                let parse = |fmt: &str| {
-                    t.clone().str().to_datetime(
-                        Some(TimeUnit::Milliseconds),
-                        None,
-                        StrptimeOptions {
-                            format: Some(fmt.into()),
-                            strict: false,
-                            exact: true,
-                            cache: true,
-                        },
-                        lit("raise"),
-                    )
-                };
-                let formats = [
-                    "%Y-%m-%dT%H:%M:%S%.f",
-                    "%Y-%m-%dT%H:%M:%S",
-                    "%Y-%m-%d %H:%M:%S%.f",
-                    "%Y-%m-%d %H:%M:%S",
-                ];
-                let mut parsed = formats.iter().rev().map(|f| parse(f));
-                let last = parsed.next().expect("formats");
-                parsed.fold(last, |acc, p| {
-                    when(p.clone().is_not_null()).then(p).otherwise(acc)
-                })
-            }
+            // Parsed once, before the projection (see `parse_timestamps`).
+            DataType::String => when(col(TS_T).is_not_null())
+                .then(col(TS_T))
+                .otherwise(col(TS_SPACE)),
             _ => {
                 // Unix epoch: seconds (new-api's created_at) or milliseconds.
                 let v = e.cast(DataType::Float64);

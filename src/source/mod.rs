@@ -4,6 +4,7 @@
 //! nested under `other.timing`, or inside `other` as a JSON string) onto canonical names.
 //! Nothing downstream knows which file type a row came from.
 
+pub mod azure;
 mod canonical;
 mod csv;
 mod json;

@@ -1,6 +1,7 @@
-//! CSV input: a lazy scan with a header row. Types are inferred from the whole file so a
-//! timing column that is empty for the first rows is not guessed as text; the canonical
-//! mapping casts what remains.
+//! CSV input: a lazy scan with a header row, every column read as text. The canonical
+//! mapping casts each field to its type, so a stray `n/a` deep in a timing column becomes
+//! a counted unparsed value instead of failing the whole read, and no pass over the file
+//! is spent guessing types.
 
 use std::path::Path;
 
@@ -19,7 +20,7 @@ pub fn scan(path: &Path) -> Result<LazyFrame> {
     LazyCsvReader::new(p)
         .with_has_header(true)
         .with_separator(sep)
-        .with_infer_schema_length(None)
+        .with_infer_schema_length(Some(0))
         .finish()
         .map_err(|e| {
             Error::input(

@@ -42,6 +42,14 @@ pub fn groupable(name: &str) -> bool {
 }
 
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
+    if rules.catalogue != catalogue::Catalogue::Gateway {
+        return Err(Error::Usage(format!(
+            "the rule table `{}` ({}) is written for the {} catalogue; gateway request logs need a gateway table",
+            rules.name,
+            rules.source,
+            rules.catalogue.name()
+        )));
+    }
     for b in &opts.by {
         if !groupable(b) {
             let names: Vec<&str> = catalogue::FIELDS

@@ -62,6 +62,10 @@ pub enum Kind {
     Point { origin: Event, marks: Event },
     /// Duration of a local gateway phase, in milliseconds (no origin: a span on its own).
     Phase,
+    /// A latency in milliseconds measured elsewhere (an Azure Monitor window average).
+    Duration,
+    /// A percentage, 0–100 (utilization).
+    Percent,
     /// Tokens per second.
     Rate,
     /// A count (tokens, events, requests in flight).
@@ -88,6 +92,8 @@ impl Kind {
                 )
             }
             Kind::Phase => "local phase duration, ms".into(),
+            Kind::Duration => "latency, ms".into(),
+            Kind::Percent => "percentage".into(),
             Kind::Rate => "rate, tokens/s".into(),
             Kind::Count => "count".into(),
             Kind::Code => "code".into(),
@@ -111,6 +117,8 @@ pub struct Field {
     /// as `timing.<name>`, `other.timing.<name>` and nested under `other.timing`.
     pub aliases: &'static [&'static str],
     pub doc: &'static str,
+    /// Whether a `<name>_baseline` companion exists (Azure windows only).
+    pub baseline: bool,
 }
 
 const fn point(origin: Event, marks: Event) -> Kind {
@@ -124,66 +132,77 @@ pub static FIELDS: &[Field] = &[
         kind: Kind::Phase,
         aliases: &[],
         doc: "token and user authentication",
+        baseline: false,
     },
     Field {
         name: "distribution_ms",
         kind: Kind::Phase,
         aliases: &[],
         doc: "channel selection and routing policy",
+        baseline: false,
     },
     Field {
         name: "body_read_ms",
         kind: Kind::Phase,
         aliases: &[],
         doc: "reading the downstream request body (slow uploads)",
+        baseline: false,
     },
     Field {
         name: "upstream_start_ms",
         kind: point(Event::T0, Event::T1),
         aliases: &[],
         doc: "t0 → t1: when the upstream request started; makes the t1 offset exact",
+        baseline: false,
     },
     Field {
         name: "upstream_headers_ms",
         kind: point(Event::T1, Event::T2),
         aliases: &[],
         doc: "t1 → t2: upstream response headers, counted from upstream start",
+        baseline: false,
     },
     Field {
         name: "first_sse_event_ms",
         kind: point(Event::T0, Event::T3),
         aliases: &[],
         doc: "t0 → t3: first non-empty SSE event (may be metadata, not output)",
+        baseline: false,
     },
     Field {
         name: "first_response_ms",
         kind: point(Event::T0, Event::T4),
         aliases: &[],
         doc: "t0 → t4: first effective content or action (text, reasoning summary, tool arguments)",
+        baseline: false,
     },
     Field {
         name: "first_text_delta_ms",
         kind: point(Event::T0, Event::T5),
         aliases: &[],
         doc: "t0 → t5: first visible text delta, only if visible text was streamed",
+        baseline: false,
     },
     Field {
         name: "upstream_done_ms",
         kind: point(Event::T0, Event::T6),
         aliases: &[],
         doc: "t0 → t6: upstream body completed or closed",
+        baseline: false,
     },
     Field {
         name: "total_handler_ms",
         kind: point(Event::T0, Event::T7),
         aliases: &[],
         doc: "t0 → t7: gateway handler finished (end-to-end, gateway view)",
+        baseline: false,
     },
     Field {
         name: "visible_output_tps",
         kind: Kind::Rate,
         aliases: &[],
         doc: "logged output tokens ÷ (t6 − t5) seconds; a visible-output diagnostic",
+        baseline: false,
     },
     Field {
         name: "request_id",
@@ -196,6 +215,7 @@ pub static FIELDS: &[Field] = &[
             "x-request-id",
         ],
         doc: "request identifier",
+        baseline: false,
     },
     Field {
         name: "timestamp",
@@ -209,60 +229,70 @@ pub static FIELDS: &[Field] = &[
             "@timestamp",
         ],
         doc: "when the request was received (ISO 8601, or Unix seconds or milliseconds)",
+        baseline: false,
     },
     Field {
         name: "model",
         kind: Kind::Label,
         aliases: &["model_name", "model_id"],
         doc: "model id as requested",
+        baseline: false,
     },
     Field {
         name: "group",
         kind: Kind::Label,
         aliases: &["user_group", "tenant_group"],
         doc: "group or tier",
+        baseline: false,
     },
     Field {
         name: "channel",
         kind: Kind::Label,
         aliases: &["route", "channel_id", "channel_name", "upstream"],
         doc: "channel or route the gateway chose",
+        baseline: false,
     },
     Field {
         name: "region",
         kind: Kind::Label,
         aliases: &["zone"],
         doc: "coarse region",
+        baseline: false,
     },
     Field {
         name: "status",
         kind: Kind::Code,
         aliases: &["status_code", "http_status", "code"],
         doc: "HTTP status returned",
+        baseline: false,
     },
     Field {
         name: "outcome",
         kind: Kind::Label,
         aliases: &["result"],
         doc: "ok, error, cancelled or timeout (derived from status when absent)",
+        baseline: false,
     },
     Field {
         name: "is_stream",
         kind: Kind::Flag,
         aliases: &["stream", "streaming"],
         doc: "whether the response was streamed (SSE)",
+        baseline: false,
     },
     Field {
         name: "input_tokens",
         kind: Kind::Count,
         aliases: &["prompt_tokens"],
         doc: "input tokens",
+        baseline: false,
     },
     Field {
         name: "output_tokens",
         kind: Kind::Count,
         aliases: &["completion_tokens"],
         doc: "output tokens as recorded by the upstream usage",
+        baseline: false,
     },
     Field {
         name: "cached_tokens",
@@ -273,30 +303,35 @@ pub static FIELDS: &[Field] = &[
             "cache_read_input_tokens",
         ],
         doc: "input tokens served from the prompt cache",
+        baseline: false,
     },
     Field {
         name: "stream_event_count",
         kind: Kind::Count,
         aliases: &["event_count", "sse_event_count"],
         doc: "SSE events received (never a token count)",
+        baseline: false,
     },
     Field {
         name: "text_delta_count",
         kind: Kind::Count,
         aliases: &["delta_count"],
         doc: "visible text deltas received (never a token count)",
+        baseline: false,
     },
     Field {
         name: "inflight",
         kind: Kind::Count,
         aliases: &["channel_inflight", "inflight_count"],
         doc: "requests in flight on the channel when this one started",
+        baseline: false,
     },
     Field {
         name: "trace_id",
         kind: Kind::Label,
         aliases: &["network_trace_id"],
         doc: "network trace id",
+        baseline: false,
     },
 ];
 
@@ -321,6 +356,150 @@ pub static CONTENT_COLUMNS: &[&str] = &[
 pub fn field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
 }
+
+/// The field sets a rule table can be written against: a table names its catalogue
+/// (`catalogue = "azure"`; gateway when absent), and every name in its expressions is
+/// typed from that catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Catalogue {
+    /// Per-request gateway logs (`FIELDS`).
+    Gateway,
+    /// Azure Monitor windows, one row per (deployment, window) (`AZURE_FIELDS`).
+    Azure,
+}
+
+/// Suffix of the per-window baseline columns of the Azure catalogue: `<field>_baseline`
+/// holds the same deployment's earlier windows' median of `<field>`, of the same type.
+pub const BASELINE_SUFFIX: &str = "_baseline";
+
+impl Catalogue {
+    pub fn parse(name: &str) -> Option<Catalogue> {
+        match name {
+            "gateway" => Some(Catalogue::Gateway),
+            "azure" => Some(Catalogue::Azure),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Catalogue::Gateway => "gateway",
+            Catalogue::Azure => "azure",
+        }
+    }
+
+    pub fn fields(self) -> &'static [Field] {
+        match self {
+            Catalogue::Gateway => FIELDS,
+            Catalogue::Azure => AZURE_FIELDS,
+        }
+    }
+
+    /// A field by name; in the Azure catalogue also `<numeric field>_baseline`.
+    pub fn field(self, name: &str) -> Option<Field> {
+        if let Some(f) = self.fields().iter().find(|f| f.name == name) {
+            return Some(*f);
+        }
+        if self == Catalogue::Azure {
+            let stem = name.strip_suffix(BASELINE_SUFFIX)?;
+            let f = self
+                .fields()
+                .iter()
+                .find(|f| f.name == stem && f.baseline)?;
+            return Some(Field {
+                doc: "the same deployment's earlier windows' median",
+                ..*f
+            });
+        }
+        None
+    }
+
+    /// Every name an expression may use from this catalogue (for "did you mean").
+    pub fn names(self) -> Vec<String> {
+        let mut v: Vec<String> = self.fields().iter().map(|f| f.name.to_string()).collect();
+        v.extend(
+            self.fields()
+                .iter()
+                .filter(|f| f.baseline && self == Catalogue::Azure)
+                .map(|f| format!("{}{BASELINE_SUFFIX}", f.name)),
+        );
+        v
+    }
+}
+
+const fn azure(name: &'static str, kind: Kind, doc: &'static str) -> Field {
+    Field {
+        name,
+        kind,
+        aliases: &[],
+        doc,
+        baseline: !matches!(kind, Kind::Label | Kind::Timestamp),
+    }
+}
+
+/// One row per (deployment, window) built from Azure Monitor metrics; each figure names
+/// its aggregation. Built by `source::azure_windows`.
+pub static AZURE_FIELDS: &[Field] = &[
+    azure("resource", Kind::Label, "Azure resource id"),
+    azure("deployment", Kind::Label, "model deployment name"),
+    azure("window_start", Kind::Timestamp, "start of the window (UTC)"),
+    azure(
+        "ttlt_avg_ms",
+        Kind::Duration,
+        "time to last byte, average (AzureOpenAITTLTInMS / TimeToLastByte)",
+    ),
+    azure(
+        "time_to_response_avg_ms",
+        Kind::Duration,
+        "time to first response chunk, average (AzureOpenAITimeToResponse / TimeToResponse)",
+    ),
+    azure(
+        "tbt_avg_ms",
+        Kind::Duration,
+        "time between tokens, average (AzureOpenAINormalizedTBTInMS)",
+    ),
+    azure(
+        "normalized_ttft_avg_ms",
+        Kind::Duration,
+        "first-byte latency ÷ prompt tokens, average; only for comparing prompt sizes",
+    ),
+    azure("requests_total", Kind::Count, "requests, total"),
+    azure(
+        "requests_429_total",
+        Kind::Count,
+        "requests answered 429, total (null when the export has no StatusCode split)",
+    ),
+    azure(
+        "generated_tokens_total",
+        Kind::Count,
+        "generated (output) tokens, total",
+    ),
+    azure(
+        "prompt_tokens_total",
+        Kind::Count,
+        "processed prompt (input) tokens, total",
+    ),
+    azure(
+        "tokens_per_request",
+        Kind::Count,
+        "(generated + prompt tokens) ÷ requests",
+    ),
+    azure(
+        "generated_tokens_per_request",
+        Kind::Count,
+        "generated tokens ÷ requests",
+    ),
+    azure(
+        "ptu_utilization_avg_pct",
+        Kind::Percent,
+        "provisioned-managed utilization, average",
+    ),
+    azure(
+        "ptu_utilization_max_pct",
+        Kind::Percent,
+        "provisioned-managed utilization, maximum",
+    ),
+];
 
 /// Fields that carry a point on the t0-origin timeline, in timeline order (t3 … t7):
 /// the order the data-quality check expects them to be in.

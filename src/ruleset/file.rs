@@ -12,6 +12,9 @@ pub struct RuleFile {
     pub name: Spanned<String>,
     #[serde(default)]
     pub description: String,
+    /// The fields the expressions are written against: `gateway` (default) or `azure`.
+    #[serde(default)]
+    pub catalogue: Option<Spanned<String>>,
     /// Class given to a row that no rule matches.
     pub default_class: Spanned<String>,
     #[serde(default)]
@@ -28,7 +31,7 @@ pub struct RuleFile {
 pub struct ParamDef {
     pub name: Spanned<String>,
     pub value: f64,
-    /// `ms`, `tps`, `ratio` or `tokens`: decides what the parameter may be compared with.
+    /// `ms`, `tps`, `ratio`, `tokens` or `pct`: decides what the parameter may be compared with.
     pub unit: Spanned<String>,
     pub doc: String,
 }

@@ -17,7 +17,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Span, Token};
 
-use crate::catalogue;
+use crate::catalogue::Catalogue;
 use crate::error::{Error, Result, RuleError};
 use file::RuleFile;
 use types::{CheckError, Scope};
@@ -64,6 +64,8 @@ pub struct Rule {
 pub struct RuleSet {
     /// Where it came from, as given (used in reports).
     pub source: String,
+    /// The fields its expressions are written against.
+    pub catalogue: Catalogue,
     pub name: String,
     pub description: String,
     pub default_class: String,
@@ -91,7 +93,13 @@ impl RuleSet {
 
     /// Parse and check a rule file's text; `file` names it in errors.
     pub fn parse(src: &str, file: &str) -> Result<RuleSet> {
-        Loader { src, file }.load().map_err(Error::from)
+        Loader {
+            src,
+            file,
+            catalogue: std::cell::Cell::new(Catalogue::Gateway),
+        }
+        .load()
+        .map_err(Error::from)
     }
 
     /// Current parameter values by name.
@@ -152,6 +160,8 @@ impl RuleSet {
 struct Loader<'a> {
     src: &'a str,
     file: &'a str,
+    /// Set from the file's `catalogue` key before any name is checked.
+    catalogue: std::cell::Cell<Catalogue>,
 }
 
 /// Position of the first character of a TOML string value's content. Columns inside the
@@ -276,7 +286,7 @@ impl Loader<'_> {
                 self.span_error(name.span(), format!("{what} name `{n}` must be snake_case"))
             );
         }
-        if catalogue::field(n).is_some() {
+        if self.catalogue.get().field(n).is_some() {
             return Err(self.span_error(
                 name.span(),
                 format!("{what} `{n}` has the name of a log field; pick another name"),
@@ -334,6 +344,18 @@ impl Loader<'_> {
                 None => self.error_at(0, 0, 0, msg),
             }
         })?;
+        if let Some(c) = &raw.catalogue {
+            let cat = Catalogue::parse(c.get_ref()).ok_or_else(|| {
+                self.span_error(
+                    c.span(),
+                    format!(
+                        "unknown catalogue `{}`: expected gateway or azure",
+                        c.get_ref()
+                    ),
+                )
+            })?;
+            self.catalogue.set(cat);
+        }
 
         // Parameters.
         let mut params = vec![];
@@ -345,7 +367,7 @@ impl Loader<'_> {
                 return Err(self.span_error(
                     p.unit.span(),
                     format!(
-                        "unknown unit `{}`: expected ms, tps, ratio or tokens",
+                        "unknown unit `{}`: expected ms, tps, ratio, tokens or pct",
                         p.unit.get_ref()
                     ),
                 ));
@@ -388,9 +410,11 @@ impl Loader<'_> {
         }
 
         let state = RefCell::new(MetricState::default());
-        let all_names: Vec<String> = catalogue::FIELDS
-            .iter()
-            .map(|f| f.name.to_string())
+        let all_names: Vec<String> = self
+            .catalogue
+            .get()
+            .names()
+            .into_iter()
             .chain(defs.keys().cloned())
             .chain(param_types.keys().cloned())
             .collect();
@@ -448,7 +472,7 @@ impl Loader<'_> {
                 ));
             }
             let look = r.look_at.get_ref();
-            if catalogue::field(look).is_none() && !metric_types.contains_key(look) {
+            if self.catalogue.get().field(look).is_none() && !metric_types.contains_key(look) {
                 let mut err = self.span_error(
                     r.look_at.span(),
                     format!("look_at names `{look}`, which is neither a field nor a metric"),
@@ -461,6 +485,7 @@ impl Loader<'_> {
             let expr = self.parse_expr(r.when.get_ref(), &r.when.span())?;
             let no_pending = |name: &str, span: Span| Err(unknown_name(name, span, &all_names));
             let scope = Scope {
+                catalogue: self.catalogue.get(),
                 metrics: &metric_types,
                 pending: &no_pending,
                 params: &param_types,
@@ -495,6 +520,7 @@ impl Loader<'_> {
             .collect();
         Ok(RuleSet {
             source: self.file.to_string(),
+            catalogue: self.catalogue.get(),
             name: raw.name.get_ref().clone(),
             description: raw.description.clone(),
             default_class,
@@ -575,6 +601,7 @@ impl Loader<'_> {
         };
         let typed_snapshot: BTreeMap<String, Ty> = BTreeMap::new();
         let scope = Scope {
+            catalogue: self.catalogue.get(),
             metrics: &typed_snapshot,
             pending: &pending,
             params,
@@ -710,5 +737,68 @@ doc = "x"
             .map(|m| m.name.as_str())
             .collect();
         assert_eq!(shown, ["b_ms", "a_ms"], "file order");
+    }
+}
+
+#[cfg(test)]
+mod azure_catalogue_tests {
+    use super::*;
+
+    fn check(body: &str) -> std::result::Result<RuleSet, String> {
+        let src =
+            format!("name = \"a\"\ncatalogue = \"azure\"\ndefault_class = \"normal\"\n{body}");
+        RuleSet::parse(&src, "a.toml").map_err(|e| e.to_string())
+    }
+
+    const RULE: &str = "look_at = \"ttlt_avg_ms\"\nlayer = \"x\"\nnext_check = \"x\"\ndetects = \"x\"\nwhy = \"x\"\n";
+
+    #[test]
+    fn azure_fields_and_baselines_type_check() {
+        let r = check(&format!(
+            "[[params]]\nname = \"rise\"\nvalue = 1.2\nunit = \"ratio\"\ndoc = \"x\"\n\
+             [[params]]\nname = \"busy\"\nvalue = 95\nunit = \"pct\"\ndoc = \"x\"\n\
+             [[rules]]\nclass = \"up\"\norder = 1\nwhen = \"ttlt_avg_ms > rise * ttlt_avg_ms_baseline AND ptu_utilization_max_pct >= busy\"\n{RULE}"
+        ))
+        .unwrap();
+        assert_eq!(r.catalogue, Catalogue::Azure);
+    }
+
+    #[test]
+    fn a_latency_is_not_compared_with_a_token_count() {
+        let e = check(&format!("[[rules]]\nclass = \"x\"\norder = 1\nwhen = \"ttlt_avg_ms > generated_tokens_total\"\n{RULE}")).unwrap_err();
+        assert!(
+            e.contains("unit mismatch: cannot compare `ttlt_avg_ms` and `generated_tokens_total`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_percentage_is_not_compared_with_a_ratio() {
+        let e = check(&format!(
+            "[[params]]\nname = \"busy\"\nvalue = 0.95\nunit = \"ratio\"\ndoc = \"x\"\n\
+             [[rules]]\nclass = \"x\"\norder = 1\nwhen = \"ptu_utilization_avg_pct >= busy\"\n{RULE}"
+        ))
+        .unwrap_err();
+        assert!(e.contains("unit = \"pct\""), "{e}");
+    }
+
+    #[test]
+    fn gateway_fields_are_unknown_in_the_azure_catalogue() {
+        let e = check(&format!(
+            "[[rules]]\nclass = \"x\"\norder = 1\nwhen = \"total_handler_ms > 5\"\n{RULE}"
+        ))
+        .unwrap_err();
+        assert!(e.contains("unknown name `total_handler_ms`"), "{e}");
+        let e = RuleSet::parse(
+            "name = \"a\"\ncatalogue = \"azur\"\ndefault_class = \"normal\"\n",
+            "a.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("unknown catalogue `azur`: expected gateway or azure"),
+            "{e}"
+        );
+        assert!(e.contains("a.toml:2:13"), "{e}");
     }
 }

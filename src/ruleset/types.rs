@@ -30,6 +30,10 @@ pub enum Ty {
     Rate,
     Count,
     Code,
+    /// A percentage, 0–100: compared with a `pct` parameter, never with a ratio.
+    Percent,
+    /// A `ratio` parameter (0–1): a number that must never meet a percentage.
+    Ratio,
     /// A plain number: a literal, a ratio of two like quantities.
     Number,
     Bool,
@@ -53,6 +57,8 @@ impl fmt::Display for Ty {
             Ty::Rate => f.write_str("rate (tokens/s)"),
             Ty::Count => f.write_str("count"),
             Ty::Code => f.write_str("code"),
+            Ty::Percent => f.write_str("percentage"),
+            Ty::Ratio => f.write_str("ratio (0–1)"),
             Ty::Number => f.write_str("number"),
             Ty::Bool => f.write_str("boolean"),
             Ty::Label => f.write_str("label"),
@@ -68,7 +74,8 @@ impl Ty {
                 origin,
                 marks: Some(marks),
             },
-            Kind::Phase => Ty::Span,
+            Kind::Phase | Kind::Duration => Ty::Span,
+            Kind::Percent => Ty::Percent,
             Kind::Rate => Ty::Rate,
             Kind::Count => Ty::Count,
             Kind::Code => Ty::Code,
@@ -83,8 +90,9 @@ impl Ty {
         match unit {
             "ms" => Some(Ty::Span),
             "tps" => Some(Ty::Rate),
-            "ratio" => Some(Ty::Number),
+            "ratio" => Some(Ty::Ratio),
             "tokens" => Some(Ty::Count),
+            "pct" => Some(Ty::Percent),
             _ => None,
         }
     }
@@ -96,7 +104,13 @@ impl Ty {
     pub fn is_numeric(self) -> bool {
         matches!(
             self,
-            Ty::Point { .. } | Ty::Span | Ty::Rate | Ty::Count | Ty::Number
+            Ty::Point { .. }
+                | Ty::Span
+                | Ty::Rate
+                | Ty::Count
+                | Ty::Percent
+                | Ty::Ratio
+                | Ty::Number
         )
     }
 }
@@ -196,6 +210,8 @@ impl CheckError {
 
 /// Names visible to an expression besides catalogue fields.
 pub struct Scope<'a> {
+    /// Where field names are looked up.
+    pub catalogue: catalogue::Catalogue,
     /// Metrics already typed.
     pub metrics: &'a BTreeMap<String, Ty>,
     /// Metric names that exist but are not typed yet (forward references resolve first).
@@ -349,7 +365,7 @@ impl Checker<'_, '_> {
     }
 
     fn ident(&self, name: &str, span: Span) -> Result<(Node, Ty), CheckError> {
-        if let Some(f) = catalogue::field(name) {
+        if let Some(f) = self.scope.catalogue.field(name) {
             return Ok((Node::Field(name.to_string()), Ty::from_kind(f.kind)));
         }
         if let Some(t) = self.scope.metrics.get(name) {
@@ -387,6 +403,17 @@ impl Checker<'_, '_> {
     ) -> Result<(Node, Ty), CheckError> {
         let (ln, lt) = self.expr(left)?;
         let (rn, rt) = self.expr(right)?;
+        if matches!(
+            (lt, rt),
+            (Ty::Percent, Ty::Ratio) | (Ty::Ratio, Ty::Percent)
+        ) {
+            return Err(self.mismatch(whole, "combine", left, lt, right, rt).help(
+                "a percentage runs 0–100 and a ratio 0–1: give the parameter `unit = \"pct\"`",
+            ));
+        }
+        // Past that check a ratio is a plain number.
+        let plain = |t: Ty| if t == Ty::Ratio { Ty::Number } else { t };
+        let (lt, rt) = (plain(lt), plain(rt));
         let (l, r) = (Box::new(ln), Box::new(rn));
         let cmp = |c: Cmp| -> Result<(Node, Ty), CheckError> {
             self.comparable(whole, left, lt, right, rt)?;
@@ -484,7 +511,13 @@ impl Checker<'_, '_> {
         rt: Ty,
     ) -> Result<(), CheckError> {
         use Ty::*;
-        let ok = match (lt, rt) {
+        if matches!((lt, rt), (Percent, Ratio) | (Ratio, Percent)) {
+            return Err(self.mismatch(whole, "compare", left, lt, right, rt).help(
+                "a percentage runs 0–100 and a ratio 0–1: give the parameter `unit = \"pct\"`",
+            ));
+        }
+        let plain = |t: Ty| if t == Ratio { Number } else { t };
+        let ok = match (plain(lt), plain(rt)) {
             (Point { origin: a, .. }, Point { origin: b, .. }) => {
                 if a != b {
                     return Err(self.cross_origin(whole, "comparing", left, lt, right, rt));
@@ -495,6 +528,7 @@ impl Checker<'_, '_> {
             (a, b) if a.is_time() && (b.is_time() || b == Number) => true,
             (a, b) if b.is_time() && a == Number => true,
             (Rate, Rate) | (Rate, Number) | (Number, Rate) => true,
+            (Percent, Percent) | (Percent, Number) | (Number, Percent) => true,
             (Count, Count) | (Count, Number) | (Number, Count) => true,
             (Code, Code) | (Code, Number) | (Number, Code) => true,
             (Number, Number) | (Label, Label) | (Bool, Bool) | (Timestamp, Timestamp) => true,
@@ -610,6 +644,7 @@ impl Checker<'_, '_> {
             (a, Number) | (Number, a) if a.is_time() => Span,
             (Count, Number) | (Number, Count) => Count,
             (Rate, Number) | (Number, Rate) => Rate,
+            (Percent, Number) | (Number, Percent) => Percent,
             (Number, Number) => Number,
             _ => return Err(self.mismatch(whole, "multiply", left, lt, right, rt)),
         })
@@ -632,7 +667,8 @@ impl Checker<'_, '_> {
             (a, Count) if a.is_time() => Span,
             // Tokens per unit of time.
             (Count, b) if b.is_time() => Rate,
-            (Count, Count) | (Rate, Rate) => Number,
+            (Count, Count) | (Rate, Rate) | (Percent, Percent) => Number,
+            (Percent, Number) => Percent,
             (Count, Number) => Count,
             (Rate, Number) => Rate,
             (Number, Number) => Number,
@@ -782,6 +818,7 @@ fn like_with_like(a: Ty, b: Ty) -> Option<Ty> {
         (Span, Span) | (Span, Number) | (Number, Span) => Some(Span),
         (Count, Count) | (Count, Number) | (Number, Count) => Some(Count),
         (Rate, Rate) | (Rate, Number) | (Number, Rate) => Some(Rate),
+        (Percent, Percent) | (Percent, Number) | (Number, Percent) => Some(Percent),
         (Number, Number) => Some(Number),
         _ => None,
     }

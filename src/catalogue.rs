@@ -66,6 +66,8 @@ pub enum Kind {
     Duration,
     /// A percentage, 0–100 (utilization).
     Percent,
+    /// A fraction or probability, 0–1.
+    Ratio,
     /// Tokens per second.
     Rate,
     /// A count (tokens, events, requests in flight).
@@ -94,6 +96,7 @@ impl Kind {
             Kind::Phase => "local phase duration, ms".into(),
             Kind::Duration => "latency, ms".into(),
             Kind::Percent => "percentage".into(),
+            Kind::Ratio => "ratio, 0–1".into(),
             Kind::Rate => "rate, tokens/s".into(),
             Kind::Count => "count".into(),
             Kind::Code => "code".into(),
@@ -456,14 +459,14 @@ pub static AZURE_FIELDS: &[Field] = &[
     azure(
         "tbt_avg_ms",
         Kind::Duration,
-        "time between tokens, average (AzureOpenAINormalizedTBTInMS)",
+        "time between tokens, average (AzureOpenAINormalizedTBTInMS / NormalizedTimeBetweenTokens)",
     ),
     azure(
         "normalized_ttft_avg_ms",
         Kind::Duration,
-        "first-byte latency ÷ prompt tokens, average; only for comparing prompt sizes",
+        "first-byte latency ÷ prompt tokens, average (AzureOpenAINormalizedTTFTInMS / NormalizedTimeToFirstToken); only for comparing prompt sizes",
     ),
-    azure("requests_total", Kind::Count, "requests, total"),
+    azure("requests_total", Kind::Count, "requests, total (AzureOpenAIRequests / ModelRequests)"),
     azure(
         "requests_429_total",
         Kind::Count,
@@ -472,12 +475,12 @@ pub static AZURE_FIELDS: &[Field] = &[
     azure(
         "generated_tokens_total",
         Kind::Count,
-        "generated (output) tokens, total",
+        "generated (output) tokens, total (GeneratedTokens / OutputTokens)",
     ),
     azure(
         "prompt_tokens_total",
         Kind::Count,
-        "processed prompt (input) tokens, total",
+        "processed prompt (input) tokens, total (ProcessedPromptTokens / InputTokens)",
     ),
     azure(
         "tokens_per_request",
@@ -492,13 +495,26 @@ pub static AZURE_FIELDS: &[Field] = &[
     azure(
         "ptu_utilization_avg_pct",
         Kind::Percent,
-        "provisioned-managed utilization, average",
+        "provisioned-managed utilization, average (AzureOpenAIProvisionedManagedUtilizationV2 / ProvisionedUtilization)",
     ),
     azure(
         "ptu_utilization_max_pct",
         Kind::Percent,
         "provisioned-managed utilization, maximum",
     ),
+    azure(
+        "ttlt_predicted_ms",
+        Kind::Duration,
+        "the latency formula: time to response + TBT × generated tokens per request",
+    ),
+    azure("ttlt_residual_ms", Kind::Duration, "TTLT − the formula's prediction"),
+    Field {
+        name: "ttlt_residual_p",
+        kind: Kind::Ratio,
+        aliases: &[],
+        doc: "two-sided p-value of the window's residual against the deployment's baseline residuals (Student's t)",
+        baseline: false,
+    },
 ];
 
 /// Fields that carry a point on the t0-origin timeline, in timeline order (t3 … t7):

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use tracediag::analyze::{self, Options};
 use tracediag::error::{Error, Result};
+use tracediag::monitor;
 use tracediag::output;
 use tracediag::report::{self, Renderer};
 use tracediag::ruleset::RuleSet;
@@ -81,6 +82,13 @@ struct AnalyzeArgs {
     /// Read every input as this format instead of detecting it.
     #[arg(long, value_enum)]
     input_format: Option<InFormat>,
+    /// Azure Monitor exports: take each deployment's baseline from this export (its median)
+    /// instead of the deployment's own earlier windows.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Azure Monitor exports: how many earlier windows the default baseline spans.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    baseline_windows: usize,
     #[command(flatten)]
     rule_args: RuleArgs,
 }
@@ -106,9 +114,14 @@ enum RulesAction {
 }
 
 fn load_rules(args: &RuleArgs) -> Result<RuleSet> {
+    load_rules_or(args, RuleSet::gateway)
+}
+
+/// The user's rule file, or the given default table; then the `--set` overrides.
+fn load_rules_or(args: &RuleArgs, default: fn() -> Result<RuleSet>) -> Result<RuleSet> {
     let mut rules = match &args.rules {
         Some(p) => RuleSet::load(p)?,
-        None => RuleSet::gateway()?,
+        None => default()?,
     };
     for s in &args.set {
         let (name, value) = s
@@ -134,8 +147,25 @@ fn emit(text: &str) -> Result<()> {
 }
 
 fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
-    let rules = load_rules(&a.rule_args)?;
     let inputs = source::expand(&a.inputs)?;
+    let metrics: Vec<bool> = inputs
+        .iter()
+        .map(|p| a.input_format.is_none() && monitor::is_metrics_export(p))
+        .collect();
+    if metrics.iter().any(|m| *m) {
+        if !metrics.iter().all(|m| *m) {
+            return Err(Error::Usage(
+                "the inputs mix Azure Monitor metric exports and gateway request logs: analyze them in separate runs".into(),
+            ));
+        }
+        return monitor_cmd(a, inputs);
+    }
+    if a.baseline.is_some() {
+        return Err(Error::Usage(
+            "--baseline applies to Azure Monitor metric exports only".into(),
+        ));
+    }
+    let rules = load_rules(&a.rule_args)?;
     let out_format = match &a.out {
         Some(p) => Some(output::check_target(p, &inputs, a.force)?),
         None => None,
@@ -170,6 +200,41 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
         Format::Json => report::Json.render(&analysis.summary),
     };
     emit(&text)
+}
+
+fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
+    if !a.by.is_empty() {
+        return Err(Error::Usage(
+            "--by applies to gateway request logs; an Azure Monitor summary is per deployment already".into(),
+        ));
+    }
+    let rules = load_rules_or(&a.rule_args, RuleSet::azure)?;
+    let mut all = inputs.clone();
+    all.extend(a.baseline.iter().cloned());
+    let out_format = match &a.out {
+        Some(p) => Some(output::check_target(p, &all, a.force)?),
+        None => None,
+    };
+    let opts = monitor::Options {
+        inputs,
+        baseline: a.baseline.clone(),
+        baseline_windows: a.baseline_windows.max(1),
+        ..Default::default()
+    };
+    let analysis = monitor::run(&rules, &opts)?;
+    if let (Some(path), Some(fmt)) = (&a.out, out_format) {
+        let mut df = monitor::project(&analysis.frame, &rules, fmt != output::OutFormat::Parquet)?;
+        output::write(&mut df, path, fmt)?;
+        eprintln!(
+            "tracediag: wrote {} rows to {}",
+            df.height(),
+            path.display()
+        );
+    }
+    emit(&match a.format {
+        Format::Table => report::monitor::terminal(&analysis.summary),
+        Format::Json => report::monitor::json(&analysis.summary),
+    })
 }
 
 fn rules_cmd(a: RulesArgs) -> Result<()> {

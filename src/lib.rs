@@ -4,11 +4,13 @@
 //! (derived metrics and the ordered rule table, compiled to polars expressions) →
 //! `quality` (data-quality flags) → `analyze` (collect, summarise) → `report` (render)
 //! and `output` (per-request file). The field catalogue in `catalogue` is the one list
-//! of fields, kinds and origins they all share.
+//! of fields, kinds and origins they all share. Azure Monitor exports take a parallel path
+//! (`monitor`): windows instead of requests, the same rule language and compiler.
 
 pub mod analyze;
 pub mod catalogue;
 pub mod error;
+pub mod monitor;
 pub mod output;
 pub mod quality;
 pub mod report;

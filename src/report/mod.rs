@@ -2,6 +2,7 @@
 //! them computes anything.
 
 mod json;
+pub mod monitor;
 pub mod rules;
 mod terminal;
 

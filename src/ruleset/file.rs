@@ -31,7 +31,7 @@ pub struct RuleFile {
 pub struct ParamDef {
     pub name: Spanned<String>,
     pub value: f64,
-    /// `ms`, `tps`, `ratio`, `tokens` or `pct`: decides what the parameter may be compared with.
+    /// `ms`, `tps`, `ratio`, `tokens`, `count` or `pct`: decides what the parameter may be compared with.
     pub unit: Spanned<String>,
     pub doc: String,
 }

@@ -27,6 +27,9 @@ pub use types::{Node, Ty};
 /// anywhere; `--rules FILE` replaces it.
 pub const GATEWAY_TOML: &str = include_str!("../../rules/gateway.toml");
 pub const GATEWAY_PATH: &str = "rules/gateway.toml";
+/// The shipped Azure Monitor table.
+pub const AZURE_TOML: &str = include_str!("../../rules/azure.toml");
+pub const AZURE_PATH: &str = "rules/azure.toml";
 
 #[derive(Debug, Clone)]
 pub struct Param {
@@ -83,6 +86,11 @@ impl RuleSet {
     /// build of the table is reported, never a panic).
     pub fn gateway() -> Result<RuleSet> {
         RuleSet::parse(GATEWAY_TOML, GATEWAY_PATH)
+    }
+
+    /// The shipped Azure Monitor table.
+    pub fn azure() -> Result<RuleSet> {
+        RuleSet::parse(AZURE_TOML, AZURE_PATH)
     }
 
     pub fn load(path: &Path) -> Result<RuleSet> {
@@ -367,7 +375,7 @@ impl Loader<'_> {
                 return Err(self.span_error(
                     p.unit.span(),
                     format!(
-                        "unknown unit `{}`: expected ms, tps, ratio, tokens or pct",
+                        "unknown unit `{}`: expected ms, tps, ratio, tokens, count or pct",
                         p.unit.get_ref()
                     ),
                 ));

@@ -76,6 +76,7 @@ impl Ty {
             },
             Kind::Phase | Kind::Duration => Ty::Span,
             Kind::Percent => Ty::Percent,
+            Kind::Ratio => Ty::Ratio,
             Kind::Rate => Ty::Rate,
             Kind::Count => Ty::Count,
             Kind::Code => Ty::Code,
@@ -93,6 +94,7 @@ impl Ty {
             "ratio" => Some(Ty::Ratio),
             "tokens" => Some(Ty::Count),
             "pct" => Some(Ty::Percent),
+            "count" => Some(Ty::Count),
             _ => None,
         }
     }
@@ -642,6 +644,8 @@ impl Checker<'_, '_> {
         Ok(match (lt, rt) {
             // Scaling a time point gives a duration (e.g. half of the end-to-end time).
             (a, Number) | (Number, a) if a.is_time() => Span,
+            // A per-token duration times a token count (TBT × tokens) is a duration.
+            (a, Count) | (Count, a) if a == Span => Span,
             (Count, Number) | (Number, Count) => Count,
             (Rate, Number) | (Number, Rate) => Rate,
             (Percent, Number) | (Number, Percent) => Percent,

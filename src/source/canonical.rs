@@ -56,9 +56,12 @@ pub const UNPARSED_PREFIX: &str = "__unparsed_";
 /// The dtype each canonical column has after mapping.
 pub fn dtype_of(kind: Kind) -> DataType {
     match kind {
-        Kind::Point { .. } | Kind::Phase | Kind::Rate | Kind::Duration | Kind::Percent => {
-            DataType::Float64
-        }
+        Kind::Point { .. }
+        | Kind::Phase
+        | Kind::Rate
+        | Kind::Duration
+        | Kind::Percent
+        | Kind::Ratio => DataType::Float64,
         Kind::Count | Kind::Code => DataType::Int64,
         Kind::Label => DataType::String,
         Kind::Flag => DataType::Boolean,
@@ -231,7 +234,12 @@ fn parse_timestamps(e: Expr) -> [Expr; 2] {
 fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
     let is_text = *dtype == DataType::String;
     match kind {
-        Kind::Point { .. } | Kind::Phase | Kind::Rate | Kind::Duration | Kind::Percent => {
+        Kind::Point { .. }
+        | Kind::Phase
+        | Kind::Rate
+        | Kind::Duration
+        | Kind::Percent
+        | Kind::Ratio => {
             if is_text {
                 e.str().strip_chars(lit(NULL)).cast(DataType::Float64)
             } else {

@@ -5,6 +5,7 @@
 //! Nothing downstream knows which file type a row came from.
 
 pub mod azure;
+pub mod azure_windows;
 mod canonical;
 mod csv;
 mod json;

@@ -1,0 +1,143 @@
+//! The terminal and JSON reports of an Azure Monitor analysis: what was read, the class
+//! table over all windows, each deployment's windows with the latency-formula fit, and the
+//! metrics the service reported as failed.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use super::{fmt_num, fmt_share};
+use crate::monitor::Summary;
+
+fn table(header: &[&str], right: &[usize]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(120)
+        .set_header(header.to_vec());
+    for &i in right {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+pub fn terminal(s: &Summary) -> String {
+    let mut out = String::new();
+    let mut line = |l: String| {
+        out.push_str(&l);
+        out.push('\n');
+    };
+    line(format!(
+        "{} — rules: {} ({})",
+        s.tool, s.rules.name, s.rules.source
+    ));
+    for i in &s.inputs {
+        line(format!(
+            "input: {} (Azure Monitor metrics, {} values; interval {}; {})",
+            i.path,
+            i.values,
+            if i.intervals.is_empty() {
+                "unknown".to_string()
+            } else {
+                i.intervals.join(", ")
+            },
+            i.metrics.join(", ")
+        ));
+    }
+    let span = s
+        .time_span
+        .as_ref()
+        .map(|t| format!("{} → {}", t.start, t.end))
+        .unwrap_or_else(|| "none".into());
+    line(format!(
+        "windows: {} (deployment × minute)   span: {span}",
+        s.windows
+    ));
+    line(format!("baseline: {}", s.baseline));
+    line(String::new());
+
+    line("Diagnosis — the first matching rule gives each window its class".into());
+    let mut t = table(
+        &["#", "class", "windows", "share", "look at", "next check"],
+        &[2, 3],
+    );
+    for c in s.classes.iter().filter(|c| c.windows > 0) {
+        t.add_row(vec![
+            c.order.map(|o| o.to_string()).unwrap_or_else(|| "—".into()),
+            c.class.clone(),
+            c.windows.to_string(),
+            fmt_share(c.share),
+            c.look_at.clone(),
+            c.next_check.clone(),
+        ]);
+    }
+    line(t.to_string());
+    line(String::new());
+
+    line("Deployments — medians over their windows; formula: OLS of TTLT on TTFT + TBT × tokens/request".into());
+    let mut t = table(
+        &[
+            "deployment",
+            "windows",
+            "classes",
+            "TTLT",
+            "TTFT",
+            "TBT",
+            "tokens/req",
+            "429s",
+            "PTU max %",
+            "formula slope / R²",
+        ],
+        &[1, 3, 4, 5, 6, 7, 8],
+    );
+    for d in &s.deployments {
+        t.add_row(vec![
+            d.deployment.clone(),
+            d.windows.to_string(),
+            d.classes
+                .iter()
+                .map(|c| format!("{} {}", c.name, c.count))
+                .collect::<Vec<_>>()
+                .join(", "),
+            fmt_num(d.median_ttlt_ms),
+            fmt_num(d.median_time_to_response_ms),
+            fmt_num(d.median_tbt_ms),
+            fmt_num(d.median_tokens_per_request),
+            fmt_num(d.requests_429),
+            fmt_num(d.max_ptu_utilization_pct),
+            d.formula
+                .as_ref()
+                .map(|f| format!("{:.2} / {:.2} (n={})", f.slope, f.r_squared, f.windows))
+                .unwrap_or_else(|| "—".into()),
+        ]);
+    }
+    line(t.to_string());
+    if !s.metric_errors.is_empty() {
+        line(String::new());
+        line("Metrics the service reported as failed (HTTP 200 with an errorCode)".into());
+        let mut t = table(&["resource", "metric", "code", "message"], &[]);
+        for e in &s.metric_errors {
+            t.add_row(vec![
+                e.resource.clone(),
+                e.metric.clone(),
+                e.code.clone(),
+                e.message.clone(),
+            ]);
+        }
+        line(t.to_string());
+    }
+    if !s.notes.is_empty() {
+        line(String::new());
+        for n in &s.notes {
+            line(format!("note: {n}"));
+        }
+    }
+    out
+}
+
+pub fn json(s: &Summary) -> String {
+    let mut text = serde_json::to_string_pretty(s).expect("a summary always serializes");
+    text.push('\n');
+    text
+}

@@ -82,10 +82,11 @@ struct AnalyzeArgs {
     /// Read every input as this format instead of detecting it.
     #[arg(long, value_enum)]
     input_format: Option<InFormat>,
-    /// Azure Monitor exports: take each deployment's baseline from this export (its median)
-    /// instead of the deployment's own earlier windows.
+    /// Azure Monitor exports: take each deployment's baseline from this export (the median
+    /// of its windows) instead of the deployment's own earlier windows. Files or globs;
+    /// repeatable.
     #[arg(long, value_name = "FILE")]
-    baseline: Option<PathBuf>,
+    baseline: Vec<String>,
     /// Azure Monitor exports: how many earlier windows the default baseline spans.
     #[arg(long, value_name = "N", default_value_t = 60)]
     baseline_windows: usize,
@@ -160,7 +161,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
         }
         return monitor_cmd(a, inputs);
     }
-    if a.baseline.is_some() {
+    if !a.baseline.is_empty() {
         return Err(Error::Usage(
             "--baseline applies to Azure Monitor metric exports only".into(),
         ));
@@ -209,15 +210,20 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
         ));
     }
     let rules = load_rules_or(&a.rule_args, RuleSet::azure)?;
+    let baseline = if a.baseline.is_empty() {
+        vec![]
+    } else {
+        source::expand(&a.baseline)?
+    };
     let mut all = inputs.clone();
-    all.extend(a.baseline.iter().cloned());
+    all.extend(baseline.iter().cloned());
     let out_format = match &a.out {
         Some(p) => Some(output::check_target(p, &all, a.force)?),
         None => None,
     };
     let opts = monitor::Options {
         inputs,
-        baseline: a.baseline.clone(),
+        baseline,
         baseline_windows: a.baseline_windows.max(1),
         ..Default::default()
     };

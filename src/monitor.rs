@@ -29,12 +29,15 @@ use crate::summary::{round3, Count, ParamValue, RulesInfo};
 /// baselines): a figure at or above `rise ×` its baseline, or at or below `baseline ÷ rise`.
 pub const EXCURSION_PARAM: &str = "rise";
 
+/// A residual p-value below this keeps the window out of later reference residuals.
+const SIGNIFICANT: f64 = 0.01;
+
 /// What to analyse, and against what.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub inputs: Vec<PathBuf>,
-    /// Another export whose per-deployment medians are the baseline.
-    pub baseline: Option<PathBuf>,
+    /// Another export (one or more files) whose per-deployment medians are the baseline.
+    pub baseline: Vec<PathBuf>,
     /// Trailing windows in the default baseline.
     pub baseline_windows: usize,
     /// Fewest non-null earlier windows a baseline needs; fewer gives a null baseline.
@@ -45,7 +48,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             inputs: vec![],
-            baseline: None,
+            baseline: vec![],
             baseline_windows: 60,
             min_baseline_windows: 10,
         }
@@ -68,6 +71,8 @@ pub struct Summary {
     pub time_span: Option<crate::summary::TimeSpan>,
     pub classes: Vec<ClassRow>,
     pub deployments: Vec<Deployment>,
+    /// Runs of consecutive windows of one deployment with the same class (not normal).
+    pub episodes: Vec<Episode>,
     /// Metrics the service reported as failed inside an HTTP 200 (`errorCode`).
     pub metric_errors: Vec<MetricErrorRow>,
     pub notes: Vec<String>,
@@ -115,6 +120,20 @@ pub struct Deployment {
     pub requests_429: Option<f64>,
     pub max_ptu_utilization_pct: Option<f64>,
     pub formula: Option<Fit>,
+}
+
+/// Consecutive windows of one deployment that got the same class, with the figure the
+/// class says to look at and its baseline (medians over the run): the numbers behind it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Episode {
+    pub deployment: String,
+    pub class: String,
+    pub first_window: String,
+    pub last_window: String,
+    pub windows: u64,
+    pub look_at: String,
+    pub value: Option<f64>,
+    pub baseline: Option<f64>,
 }
 
 /// Least-squares fit of observed TTLT on the formula's prediction
@@ -319,25 +338,26 @@ fn residual_p(
     let g = groups(df)?;
     let mut p = vec![None; df.height()];
     for rows in g.values() {
-        for (k, &i) in rows.iter().enumerate() {
+        // As with baselines, a window whose residual was itself significant does not join
+        // the reference, so a long step is not absorbed into "normal" residuals.
+        let mut accepted: Vec<f64> = vec![];
+        for &i in rows {
             let Some(r) = residual[i] else { continue };
-            let earlier: Vec<f64> = rows[k.saturating_sub(window)..k]
-                .iter()
-                .filter_map(|&j| residual[j])
-                .collect();
-            if earlier.len() < min.max(3) {
-                continue;
-            }
+            let earlier = &accepted[accepted.len().saturating_sub(window)..];
+            let mut this_p = None;
             let n = earlier.len() as f64;
-            let mean = earlier.iter().mean();
             let sd = earlier.iter().std_dev();
-            // A flat (or NaN) spread says nothing about how unusual a residual is.
-            if sd.is_nan() || sd <= 0.0 {
-                continue;
+            // Too few windows, or a flat (or NaN) spread, says nothing about how unusual a
+            // residual is.
+            if earlier.len() >= min.max(3) && sd.is_finite() && sd > 0.0 {
+                let t = (r - earlier.iter().mean()) / (sd * (1.0 + 1.0 / n).sqrt());
+                if let Ok(dist) = StudentsT::new(0.0, 1.0, n - 1.0) {
+                    this_p = Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0));
+                }
             }
-            let t = (r - mean) / (sd * (1.0 + 1.0 / n).sqrt());
-            if let Ok(dist) = StudentsT::new(0.0, 1.0, n - 1.0) {
-                p[i] = Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0));
+            p[i] = this_p;
+            if this_p.is_none_or(|p| p >= SIGNIFICANT) {
+                accepted.push(r);
             }
         }
     }
@@ -392,9 +412,10 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         .get(EXCURSION_PARAM)
         .copied()
         .unwrap_or(1.3);
-    let fixed = match &opts.baseline {
-        Some(p) => Some(load(std::slice::from_ref(p))?),
-        None => None,
+    let fixed = if opts.baseline.is_empty() {
+        None
+    } else {
+        Some(load(&opts.baseline)?)
     };
     let build = || -> PolarsResult<DataFrame> {
         let mut df = loaded.frame.clone();
@@ -554,7 +575,22 @@ fn summarize(
         });
     }
 
+    let episodes = episodes(rules, df, &classes_col)?;
+
     let mut notes = vec![];
+    if n > 0 && cols["ttlt_avg_ms"].iter().all(Option::is_none) {
+        let mut names: Vec<&str> = loaded
+            .inputs
+            .iter()
+            .flat_map(|i| i.metrics.iter().map(String::as_str))
+            .collect();
+        names.sort();
+        names.dedup();
+        notes.push(format!(
+            "no input has an Azure OpenAI latency metric (found: {}); every window is insufficient_data",
+            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        ));
+    }
     if n == 0 {
         notes.push("the exports hold no data points: nothing to diagnose".to_string());
     }
@@ -569,11 +605,14 @@ fn summarize(
                 .map(|p| ParamValue { name: p.name.clone(), value: p.value, unit: p.unit.clone() })
                 .collect(),
         },
-        baseline: match &opts.baseline {
-            Some(p) => format!("per-deployment medians of {}", p.display()),
-            None => format!(
+        baseline: match opts.baseline.as_slice() {
+            [] => format!(
                 "median of the same deployment's previous {} windows that were not excursions (at least {} with data)",
                 opts.baseline_windows, opts.min_baseline_windows
+            ),
+            files => format!(
+                "per-deployment medians of every window in {}",
+                files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             ),
         },
         inputs: loaded.inputs.clone(),
@@ -581,6 +620,7 @@ fn summarize(
         time_span,
         classes,
         deployments,
+        episodes,
         metric_errors: loaded
             .errors
             .iter()
@@ -593,6 +633,55 @@ fn summarize(
             .collect(),
         notes,
     })
+}
+
+fn episodes(
+    rules: &RuleSet,
+    df: &DataFrame,
+    classes: &[Option<String>],
+) -> PolarsResult<Vec<Episode>> {
+    let ts = df.column("window_start")?.cast(&DataType::Int64)?;
+    let ts = ts.i64()?;
+    let mut out = vec![];
+    for ((_, dep), rows) in groups(df)? {
+        let mut k = 0;
+        while k < rows.len() {
+            let class = classes[rows[k]].clone().unwrap_or_default();
+            let mut end = k;
+            while end + 1 < rows.len() && classes[rows[end + 1]].as_deref() == Some(class.as_str())
+            {
+                end += 1;
+            }
+            if let Some(rule) = rules.rules.iter().find(|r| r.class == class) {
+                let run = &rows[k..=end];
+                let look = rule.look_at.as_str();
+                let series = |name: &str| -> PolarsResult<Option<f64>> {
+                    if df.column(name).is_err() {
+                        return Ok(None);
+                    }
+                    let v = f64s(df, name)?;
+                    Ok(median(run.iter().filter_map(|&i| v[i]).collect()).map(round3))
+                };
+                out.push(Episode {
+                    deployment: dep.clone().unwrap_or_default(),
+                    class: class.clone(),
+                    first_window: ts.get(run[0]).and_then(iso_ms).unwrap_or_default(),
+                    last_window: ts
+                        .get(run[run.len() - 1])
+                        .and_then(iso_ms)
+                        .unwrap_or_default(),
+                    windows: run.len() as u64,
+                    look_at: look.to_string(),
+                    value: series(look)?,
+                    baseline: series(&format!("{look}{BASELINE_SUFFIX}"))?,
+                });
+            }
+            k = end + 1;
+        }
+    }
+    // In time order across deployments, as an incident timeline reads.
+    out.sort_by(|a, b| (&a.first_window, &a.deployment).cmp(&(&b.first_window, &b.deployment)));
+    Ok(out)
 }
 
 /// The per-window output frame for `--out`: identifying labels, class, every figure, its

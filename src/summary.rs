@@ -139,5 +139,6 @@ pub struct GroupRow {
 
 /// Round for display and stable serialization (3 decimals).
 pub fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
+    // `+ 0.0` turns a negative zero into zero, so it never prints as "-0".
+    (x * 1000.0).round() / 1000.0 + 0.0
 }

@@ -22,6 +22,14 @@ fn table(header: &[&str], right: &[usize]) -> Table {
     t
 }
 
+/// `2026-11-02T08:17:00.000Z` → `2026-11-02 08:17` (windows are minutes; the JSON keeps
+/// the full timestamp).
+fn minute(iso: &str) -> String {
+    iso.get(..16)
+        .map(|m| m.replacen('T', " ", 1))
+        .unwrap_or_else(|| iso.to_string())
+}
+
 pub fn terminal(s: &Summary) -> String {
     let mut out = String::new();
     let mut line = |l: String| {
@@ -75,40 +83,70 @@ pub fn terminal(s: &Summary) -> String {
     line(t.to_string());
     line(String::new());
 
+    line("Episodes — consecutive windows with one class (UTC), the figure to look at and its baseline (medians over the run)".into());
+    let mut t = table(
+        &[
+            "deployment",
+            "class",
+            "from",
+            "to",
+            "windows",
+            "look at",
+            "value",
+            "baseline",
+        ],
+        &[4, 6, 7],
+    );
+    for e in &s.episodes {
+        t.add_row(vec![
+            e.deployment.clone(),
+            e.class.clone(),
+            minute(&e.first_window),
+            minute(&e.last_window),
+            e.windows.to_string(),
+            e.look_at.clone(),
+            fmt_num(e.value),
+            fmt_num(e.baseline),
+        ]);
+    }
+    line(t.to_string());
+    line(String::new());
+
     line("Deployments — medians over their windows; formula: OLS of TTLT on TTFT + TBT × tokens/request".into());
     let mut t = table(
         &[
             "deployment",
             "windows",
-            "classes",
             "TTLT",
             "TTFT",
             "TBT",
             "tokens/req",
+            "requests",
             "429s",
             "PTU max %",
-            "formula slope / R²",
+            "formula slope",
+            "R²",
         ],
-        &[1, 3, 4, 5, 6, 7, 8],
+        &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
     );
     for d in &s.deployments {
         t.add_row(vec![
             d.deployment.clone(),
             d.windows.to_string(),
-            d.classes
-                .iter()
-                .map(|c| format!("{} {}", c.name, c.count))
-                .collect::<Vec<_>>()
-                .join(", "),
             fmt_num(d.median_ttlt_ms),
             fmt_num(d.median_time_to_response_ms),
             fmt_num(d.median_tbt_ms),
             fmt_num(d.median_tokens_per_request),
+            fmt_num(d.requests),
             fmt_num(d.requests_429),
             fmt_num(d.max_ptu_utilization_pct),
             d.formula
                 .as_ref()
-                .map(|f| format!("{:.2} / {:.2} (n={})", f.slope, f.r_squared, f.windows))
+                .map(|f| format!("{:.2}", f.slope))
+                .unwrap_or_else(|| "—".into()),
+            d.formula
+                .as_ref()
+                .map(|f| format!("{:.2}", f.r_squared))
                 .unwrap_or_else(|| "—".into()),
         ]);
     }

@@ -13,6 +13,7 @@ use tracediag::output;
 use tracediag::report::{self, Renderer};
 use tracediag::ruleset::RuleSet;
 use tracediag::source::{self, InputFormat};
+use tracediag::throughput;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -34,6 +35,8 @@ enum Command {
     Analyze(AnalyzeArgs),
     /// Show the ordered rule table, or check a rule file.
     Rules(RulesArgs),
+    /// Tokens and requests per minute (min / mean / p95 / max), per deployment or group.
+    Throughput(ThroughputArgs),
     /// List the canonical input fields, their origins and accepted column names.
     Fields,
 }
@@ -92,6 +95,22 @@ struct AnalyzeArgs {
     baseline_windows: usize,
     #[command(flatten)]
     rule_args: RuleArgs,
+}
+
+#[derive(Debug, Args)]
+struct ThroughputArgs {
+    /// Azure Monitor metric exports, or gateway request logs (files or globs).
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<String>,
+    /// Gateway logs: group by these label columns (default: model).
+    #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
+    by: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Read every input as this format instead of detecting it.
+    #[arg(long, value_enum)]
+    input_format: Option<InFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -173,12 +192,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
     };
     let opts = Options {
         inputs,
-        input_format: a.input_format.map(|f| match f {
-            InFormat::Parquet => InputFormat::Parquet,
-            InFormat::Csv => InputFormat::Csv,
-            InFormat::Jsonl => InputFormat::JsonLines,
-            InFormat::Json => InputFormat::JsonArray,
-        }),
+        input_format: input_format(a.input_format),
         by: a
             .by
             .iter()
@@ -243,6 +257,29 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
     })
 }
 
+fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
+    f.map(|f| match f {
+        InFormat::Parquet => InputFormat::Parquet,
+        InFormat::Csv => InputFormat::Csv,
+        InFormat::Jsonl => InputFormat::JsonLines,
+        InFormat::Json => InputFormat::JsonArray,
+    })
+}
+
+fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
+    let inputs = source::expand(&a.inputs)?;
+    let by: Vec<String> =
+        a.by.iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+    let t = throughput::run(&inputs, input_format(a.input_format), &by)?;
+    emit(&match a.format {
+        Format::Table => report::throughput::terminal(&t),
+        Format::Json => report::throughput::json(&t),
+    })
+}
+
 fn rules_cmd(a: RulesArgs) -> Result<()> {
     match a.action {
         Some(RulesAction::Check { files }) => {
@@ -276,6 +313,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Analyze(a) => analyze_cmd(a),
         Command::Rules(a) => rules_cmd(a),
+        Command::Throughput(a) => throughput_cmd(a),
         Command::Fields => emit(&report::rules::render_fields()),
     };
     match result {

@@ -18,5 +18,6 @@ pub mod ruleset;
 pub mod source;
 pub mod stats;
 pub mod summary;
+pub mod throughput;
 
 pub use error::{Error, Result};

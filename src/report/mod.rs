@@ -5,6 +5,7 @@ mod json;
 pub mod monitor;
 pub mod rules;
 mod terminal;
+pub mod throughput;
 
 pub use json::Json;
 pub use terminal::Terminal;

@@ -1,0 +1,82 @@
+//! The `throughput` report: per deployment or group, min / mean / p95 / max of input and
+//! output tokens per minute and requests per minute.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use super::fmt_num;
+use crate::throughput::{Stat, Throughput};
+
+fn cells(s: &Stat) -> [String; 4] {
+    [
+        fmt_num(s.min),
+        fmt_num(s.mean),
+        fmt_num(s.p95),
+        fmt_num(s.max),
+    ]
+}
+
+pub fn terminal(t: &Throughput) -> String {
+    let mut out = format!(
+        "{} — throughput from {}, per minute, {} → {}\n\n",
+        t.tool,
+        t.source,
+        t.first_minute.as_deref().unwrap_or("?"),
+        t.last_minute.as_deref().unwrap_or("?")
+    );
+    let mut header: Vec<String> = t.by.clone();
+    header.extend(["minutes", "per minute", "min", "mean", "p95", "max"].map(String::from));
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(120)
+        .set_header(header.clone());
+    let n = t.by.len();
+    for i in [n].into_iter().chain(n + 2..header.len()) {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    for r in &t.rows {
+        let mut measures = vec![
+            ("input tokens", &r.input_tpm),
+            ("output tokens", &r.output_tpm),
+            ("requests", &r.rpm),
+        ];
+        if let Some(c) = &r.cached_tpm {
+            measures.push(("cached input tokens", c));
+        }
+        for (k, (name, stat)) in measures.into_iter().enumerate() {
+            // Name the group once, on its first line.
+            let mut row: Vec<String> = if k == 0 {
+                r.key
+                    .iter()
+                    .map(|v| v.clone().unwrap_or_else(|| "(none)".into()))
+                    .collect()
+            } else {
+                vec![String::new(); n]
+            };
+            row.push(if k == 0 {
+                r.minutes.to_string()
+            } else {
+                String::new()
+            });
+            row.push(name.to_string());
+            row.extend(cells(stat));
+            table.add_row(row);
+        }
+    }
+    out.push_str(&table.to_string());
+    out.push('\n');
+    for n in &t.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
+pub fn json(t: &Throughput) -> String {
+    let mut s = serde_json::to_string_pretty(t).expect("a throughput summary always serializes");
+    s.push('\n');
+    s
+}

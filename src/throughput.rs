@@ -1,0 +1,310 @@
+//! `tracediag throughput`: input and output tokens per minute (TPM) and requests per
+//! minute, per deployment (Azure Monitor exports) or per group (gateway request logs),
+//! summarised as min / mean / p95 / max over the span (SPEC §4).
+//!
+//! The estimate is conservative: it counts every processed prompt token, ignoring what
+//! prompt caching saves. For gateway logs the minutes of the span with no request count as
+//! zero (the log is complete: no request means no tokens); for Azure exports a minute the
+//! service reported no data for stays out (absent is not zero).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use crate::analyze::{self, iso_ms};
+use crate::error::{Error, Result};
+use crate::monitor;
+use crate::ruleset::RuleSet;
+use crate::source::{azure, azure_windows, InputFormat};
+use crate::summary::round3;
+
+/// min / mean / p95 / max of one per-minute series (p95: linear interpolation, type 7).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Stat {
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub p95: Option<f64>,
+    pub max: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Deployment, or the values of the `--by` columns.
+    pub key: Vec<Option<String>>,
+    /// Minutes with data (Azure) or in the span (gateway logs).
+    pub minutes: u64,
+    pub input_tpm: Stat,
+    pub output_tpm: Stat,
+    pub rpm: Stat,
+    /// Gateway logs only: tokens served from the prompt cache, per minute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_tpm: Option<Stat>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    pub tool: String,
+    pub source: &'static str,
+    pub by: Vec<String>,
+    pub first_minute: Option<String>,
+    pub last_minute: Option<String>,
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+/// Type-7 quantile of sorted values.
+pub fn quantile7(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let h = (sorted.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = h.ceil() as usize;
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+pub fn stat(values: &[f64]) -> Stat {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return Stat::default();
+    }
+    v.sort_by(f64::total_cmp);
+    Stat {
+        min: v.first().copied().map(round3),
+        mean: Some(round3(v.iter().sum::<f64>() / v.len() as f64)),
+        p95: quantile7(&v, 0.95).map(round3),
+        max: v.last().copied().map(round3),
+    }
+}
+
+fn col_f64(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<f64>>> {
+    let c = df.column(name)?.cast(&DataType::Float64)?;
+    let ca = c.f64()?;
+    Ok((0..ca.len()).map(|i| ca.get(i)).collect())
+}
+
+/// Per deployment, from Azure Monitor exports: one value per window with data.
+pub fn from_azure(paths: &[PathBuf]) -> Result<Throughput> {
+    let mut values = vec![];
+    let mut minutes_per_window = vec![];
+    for p in paths {
+        let text =
+            std::fs::read_to_string(p).map_err(|e| Error::input(p, format!("cannot read: {e}")))?;
+        let export = azure::parse_metrics(&text, p)?;
+        minutes_per_window.extend(
+            export
+                .intervals
+                .iter()
+                .filter_map(|i| azure::interval_ms(i)),
+        );
+        values.extend(export.values);
+    }
+    minutes_per_window.sort();
+    minutes_per_window.dedup();
+    // Totals per window become per-minute rates only when every file shares one interval.
+    let window_minutes = match minutes_per_window.as_slice() {
+        [ms] => *ms as f64 / 60_000.0,
+        [] => 1.0,
+        _ => return Err(Error::Usage(
+            "the exports use different intervals; export them all with one interval (e.g. PT1M)"
+                .into(),
+        )),
+    };
+    let df = azure_windows::windows(&values)
+        .map_err(|e| Error::Usage(format!("cannot build the windows: {e}")))?;
+    let build = || -> PolarsResult<Throughput> {
+        let dep = df.column("deployment")?.str()?.clone();
+        let input = col_f64(&df, "prompt_tokens_total")?;
+        let output = col_f64(&df, "generated_tokens_total")?;
+        let req = col_f64(&df, "requests_total")?;
+        let ts = df.column("window_start")?.cast(&DataType::Int64)?;
+        let ts = ts.i64()?;
+        let mut per: BTreeMap<Option<String>, (Vec<f64>, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        for i in 0..df.height() {
+            let e = per.entry(dep.get(i).map(str::to_string)).or_default();
+            if let Some(x) = input[i] {
+                e.0.push(x / window_minutes);
+            }
+            if let Some(x) = output[i] {
+                e.1.push(x / window_minutes);
+            }
+            if let Some(x) = req[i] {
+                e.2.push(x / window_minutes);
+            }
+        }
+        let rows = per
+            .into_iter()
+            .map(|(k, (i, o, r))| Row {
+                key: vec![k],
+                minutes: i.len().max(o.len()).max(r.len()) as u64,
+                input_tpm: stat(&i),
+                output_tpm: stat(&o),
+                rpm: stat(&r),
+                cached_tpm: None,
+            })
+            .collect();
+        Ok(Throughput {
+            tool: format!("tracediag {}", env!("CARGO_PKG_VERSION")),
+            source: "azure monitor",
+            by: vec!["deployment".into()],
+            first_minute: ts.min().and_then(iso_ms),
+            last_minute: ts.max().and_then(iso_ms),
+            rows,
+            notes: vec![
+                "input TPM counts every processed prompt token (ProcessedPromptTokens / InputTokens): conservative, prompt caching ignored".into(),
+                "windows the service reported no data for are left out, not counted as zero".into(),
+            ],
+        })
+    };
+    build().map_err(|e| Error::Usage(format!("cannot compute throughput: {e}")))
+}
+
+/// Per group, from gateway request logs: per-request tokens summed per minute.
+pub fn from_gateway(
+    paths: &[PathBuf],
+    input_format: Option<InputFormat>,
+    by: &[String],
+) -> Result<Throughput> {
+    let rules = RuleSet::gateway()?;
+    let a = analyze::run(
+        &rules,
+        &analyze::Options {
+            inputs: paths.to_vec(),
+            input_format,
+            by: by.to_vec(),
+        },
+    )?;
+    let df = &a.frame;
+    let build = || -> PolarsResult<Throughput> {
+        let mut keys: Vec<Vec<Option<String>>> = vec![vec![]; df.height()];
+        for b in by {
+            let c = df.column(b.as_str())?.cast(&DataType::String)?;
+            let c = c.str()?;
+            for (i, k) in keys.iter_mut().enumerate() {
+                k.push(c.get(i).map(str::to_string));
+            }
+        }
+        let ts = df.column("timestamp")?.cast(&DataType::Int64)?;
+        let ts = ts.i64()?;
+        let input = col_f64(df, "input_tokens")?;
+        let output = col_f64(df, "output_tokens")?;
+        let cached = col_f64(df, "cached_tokens")?;
+        let mut per: BTreeMap<Vec<Option<String>>, BTreeMap<i64, [f64; 4]>> = BTreeMap::new();
+        let mut no_time = 0u64;
+        // A request without a token count adds nothing to its minute's sum; say how many.
+        let missing_in = input.iter().filter(|v| v.is_none()).count();
+        let missing_out = output.iter().filter(|v| v.is_none()).count();
+        let (mut first, mut last) = (i64::MAX, i64::MIN);
+        for i in 0..df.height() {
+            let Some(t) = ts.get(i) else {
+                no_time += 1;
+                continue;
+            };
+            let minute = t.div_euclid(60_000);
+            first = first.min(minute);
+            last = last.max(minute);
+            let m = per
+                .entry(keys[i].clone())
+                .or_default()
+                .entry(minute)
+                .or_insert([0.0; 4]);
+            m[0] += input[i].unwrap_or(0.0);
+            m[1] += output[i].unwrap_or(0.0);
+            m[2] += 1.0;
+            m[3] += cached[i].unwrap_or(0.0);
+        }
+        let rows = per
+            .into_iter()
+            .map(|(key, minutes)| {
+                // Every minute of the span counts: no request in a minute is zero tokens.
+                let series = |j: usize| -> Vec<f64> {
+                    (first..=last)
+                        .map(|m| minutes.get(&m).map(|v| v[j]).unwrap_or(0.0))
+                        .collect()
+                };
+                Row {
+                    key,
+                    minutes: (last - first + 1) as u64,
+                    input_tpm: stat(&series(0)),
+                    output_tpm: stat(&series(1)),
+                    rpm: stat(&series(2)),
+                    cached_tpm: Some(stat(&series(3))),
+                }
+            })
+            .collect();
+        let mut notes = vec![
+            "tokens per minute = the requests' recorded token counts summed per minute; minutes of the span without requests count as zero".to_string(),
+            "input TPM counts every input token: conservative, prompt caching ignored (cached tokens shown apart)".to_string(),
+        ];
+        if no_time > 0 {
+            notes.push(format!(
+                "{no_time} requests without a timestamp are left out"
+            ));
+        }
+        if missing_in + missing_out > 0 {
+            notes.push(format!(
+                "{missing_in} requests have no input token count and {missing_out} no output token count: the sums cover the recorded counts only (a lower bound)"
+            ));
+        }
+        let minute_iso = |m: i64| iso_ms(m * 60_000);
+        Ok(Throughput {
+            tool: format!("tracediag {}", env!("CARGO_PKG_VERSION")),
+            source: "gateway request logs",
+            by: by.to_vec(),
+            first_minute: (first <= last).then(|| minute_iso(first)).flatten(),
+            last_minute: (first <= last).then(|| minute_iso(last)).flatten(),
+            rows,
+            notes,
+        })
+    };
+    build().map_err(|e| Error::Usage(format!("cannot compute throughput: {e}")))
+}
+
+/// Route by content, as `analyze` does.
+pub fn run(
+    paths: &[PathBuf],
+    input_format: Option<InputFormat>,
+    by: &[String],
+) -> Result<Throughput> {
+    let metrics: Vec<bool> = paths
+        .iter()
+        .map(|p| input_format.is_none() && monitor::is_metrics_export(p))
+        .collect();
+    if metrics.iter().any(|m| *m) {
+        if !metrics.iter().all(|m| *m) {
+            return Err(Error::Usage(
+                "the inputs mix Azure Monitor metric exports and gateway request logs: run them separately".into(),
+            ));
+        }
+        if !by.is_empty() {
+            return Err(Error::Usage(
+                "--by applies to gateway request logs; Azure throughput is per deployment".into(),
+            ));
+        }
+        return from_azure(paths);
+    }
+    let by = if by.is_empty() {
+        vec!["model".to_string()]
+    } else {
+        by.to_vec()
+    };
+    from_gateway(paths, input_format, &by)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NumPy: np.percentile([0, 10, 20, 30, 1000], 95) == 806.0.
+    #[test]
+    fn p95_is_type_7() {
+        assert_eq!(
+            quantile7(&[0.0, 10.0, 20.0, 30.0, 1000.0], 0.95),
+            Some(806.0)
+        );
+        assert_eq!(stat(&[]), Stat::default());
+        assert_eq!(stat(&[5.0]).p95, Some(5.0));
+    }
+}

@@ -121,22 +121,20 @@ pub fn from_azure(paths: &[PathBuf]) -> Result<Throughput> {
         let req = col_f64(&df, "requests_total")?;
         let ts = df.column("window_start")?.cast(&DataType::Int64)?;
         let ts = ts.i64()?;
-        let mut per: BTreeMap<Option<String>, (Vec<f64>, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        // Per deployment: the input, output and request series.
+        type Series = [Vec<f64>; 3];
+        let mut per: BTreeMap<Option<String>, Series> = BTreeMap::new();
         for i in 0..df.height() {
             let e = per.entry(dep.get(i).map(str::to_string)).or_default();
-            if let Some(x) = input[i] {
-                e.0.push(x / window_minutes);
-            }
-            if let Some(x) = output[i] {
-                e.1.push(x / window_minutes);
-            }
-            if let Some(x) = req[i] {
-                e.2.push(x / window_minutes);
+            for (series, value) in e.iter_mut().zip([input[i], output[i], req[i]]) {
+                if let Some(x) = value {
+                    series.push(x / window_minutes);
+                }
             }
         }
         let rows = per
             .into_iter()
-            .map(|(k, (i, o, r))| Row {
+            .map(|(k, [i, o, r])| Row {
                 key: vec![k],
                 minutes: i.len().max(o.len()).max(r.len()) as u64,
                 input_tpm: stat(&i),

@@ -253,6 +253,15 @@ fn summarize(
         .reduce(|a, b| a.or(b))
         .unwrap_or(lit(false));
     let timed = stats::trues(lf.clone(), &[SOURCE_COL.to_string()], any_timing)?;
+    for input in inputs
+        .iter()
+        .filter(|i| i.format == InputFormat::AzureRequestLog)
+    {
+        notes.push(format!(
+            "{}: Azure OpenAI RequestResponse records carry one timing, durationMs (counted from the service receiving the request, not a gateway's t0), read as total_handler_ms; with no header or first-output time every request is insufficient_data, but its end-to-end percentiles stand",
+            input.path.display()
+        ));
+    }
     for input in inputs {
         let path = input.path.display().to_string();
         if timed.get(&vec![Some(path.clone())]).copied().unwrap_or(0) == 0 {

@@ -22,7 +22,8 @@ use tracediag::throughput;
     about = "Diagnose LLM API latency offline, from gateway request logs",
     long_about = "Reads per-request gateway logs (Parquet, CSV, JSON lines, JSON arrays), rebuilds each \
 request's timeline, derives named latency metrics, and tags every request with a class from an \
-ordered rule table (rules/gateway.toml)."
+ordered rule table (rules/gateway.toml). Azure Monitor metric exports get a class per deployment \
+and window from rules/azure.toml."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -31,7 +32,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Diagnose request logs: class table, named-metric percentiles, data quality.
+    /// Diagnose gateway request logs (class table, named-metric percentiles, data quality)
+    /// or Azure Monitor metric exports (a class per deployment and window).
     Analyze(AnalyzeArgs),
     /// Show the ordered rule table, or check a rule file.
     Rules(RulesArgs),

@@ -22,7 +22,7 @@ use crate::catalogue::{Catalogue, AZURE_FIELDS, BASELINE_SUFFIX};
 use crate::error::{Error, Result};
 use crate::ruleset::{compile, RuleSet};
 use crate::source::azure::{self, MetricError};
-use crate::source::azure_windows;
+use crate::source::{azure_logs, azure_windows};
 use crate::summary::{round3, Count, ParamValue, RulesInfo};
 
 /// The rule-table parameter whose value marks a window as an excursion (kept out of later
@@ -151,23 +151,42 @@ pub struct Fit {
 
 /// Whether a file looks like an Azure Monitor metrics export (so `analyze` can route it).
 pub fn is_metrics_export(path: &Path) -> bool {
-    // Metric exports are single JSON documents; never parse a log file twice to find out.
+    // Metric exports are single JSON documents or Log Analytics CSVs; never parse a log
+    // file twice to find out.
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(|e| e.to_ascii_lowercase());
-    if !matches!(ext.as_deref(), None | Some("json")) {
-        return false;
+    match ext.as_deref() {
+        Some("csv") => {
+            // The header decides; read only the start of the file.
+            let mut head = vec![0u8; 64 * 1024];
+            let n = std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+                .unwrap_or(0);
+            azure_logs::looks_like_azure_metrics_rows(&String::from_utf8_lossy(&head[..n]))
+        }
+        None | Some("json") => {
+            let Ok(text) = std::fs::read_to_string(path) else {
+                return false;
+            };
+            let t = text.trim_start_matches('\u{feff}').trim_start();
+            (t.starts_with('{') || t.starts_with('['))
+                && (azure_logs::looks_like_azure_metrics_rows(&text)
+                    || azure::parse_metrics(&text, path).is_ok())
+        }
+        _ => false,
     }
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return false;
-    };
-    let t = text.trim_start_matches('\u{feff}').trim_start();
-    if !t.starts_with('{') {
-        return false;
+}
+
+/// Parse one export: Metrics REST / CLI / getBatch JSON, or Log Analytics `AzureMetrics`
+/// rows (CSV or JSON).
+pub fn parse_export(text: &str, path: &Path) -> Result<azure::MetricsExport> {
+    if azure_logs::looks_like_azure_metrics_rows(text) {
+        azure_logs::parse_azure_metrics_rows(text, path)
+    } else {
+        azure::parse_metrics(text, path)
     }
-    // One JSON document (not JSON lines) that the metrics parser accepts.
-    azure::parse_metrics(&text, path).is_ok()
 }
 
 fn figure_columns() -> Vec<&'static str> {
@@ -191,7 +210,7 @@ fn load(paths: &[PathBuf]) -> Result<Loaded> {
     for path in paths {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-        let export = azure::parse_metrics(&text, path)?;
+        let export = parse_export(&text, path)?;
         let mut metrics: Vec<String> = export.values.iter().map(|v| v.metric.clone()).collect();
         metrics.sort();
         metrics.dedup();

@@ -333,3 +333,66 @@ fn mixing_metric_exports_and_gateway_logs_is_refused() {
         stderr(&out)
     );
 }
+
+/// Azure OpenAI RequestResponse resource logs feed the request pipeline: one timing
+/// (durationMs), so insufficient_data, but end-to-end percentiles and data quality hold.
+#[test]
+fn request_response_logs_feed_the_request_pipeline() {
+    let a = run(
+        &RuleSet::gateway().unwrap(),
+        &[fixture(
+            "external/azure/elastic_test-open-ai-request-response.log",
+        )],
+    );
+    assert_eq!(a.summary.rows, 3);
+    assert_eq!(a.summary.inputs[0].format, "azure RequestResponse log");
+    let e2e = a
+        .summary
+        .metrics
+        .iter()
+        .find(|m| m.name == "end_to_end_ms")
+        .unwrap();
+    assert_eq!((e2e.pct.n, e2e.pct.p50), (3, Some(102.0)));
+    let negative = a
+        .summary
+        .quality
+        .iter()
+        .find(|q| q.check == "negative")
+        .unwrap();
+    assert_eq!(negative.count, 1, "the test-edited durationMs: -1021");
+    assert!(
+        a.summary.notes.iter().any(|n| n.contains("durationMs")),
+        "{:?}",
+        a.summary.notes
+    );
+}
+
+/// Log Analytics `AzureMetrics` rows (portal CSV, query API JSON, az CLI JSON) take the
+/// Azure path; a gateway CSV does not.
+#[test]
+fn log_analytics_rows_route_to_the_monitor_pipeline() {
+    for f in [
+        "azuremetrics.csv",
+        "azuremetrics_query_api.json",
+        "azuremetrics_az_cli.json",
+    ] {
+        let path = fixture(&format!("azure/logs/{f}"));
+        assert!(monitor::is_metrics_export(&path), "{f}");
+        let out = cli(&[
+            "analyze",
+            &format!("fixtures/azure/logs/{f}"),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{f}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["windows"], 3, "{f}");
+        assert_eq!(v["inputs"][0]["values"], 23, "{f}");
+    }
+    assert!(!monitor::is_metrics_export(&fixture(
+        "generated/gateway.csv"
+    )));
+    assert!(!monitor::is_metrics_export(&fixture(
+        "generated/gateway.jsonl"
+    )));
+}

@@ -5,6 +5,8 @@
 //! Nothing downstream knows which file type a row came from.
 
 pub mod azure;
+pub mod azure_logs;
+pub mod azure_requests;
 pub mod azure_windows;
 mod canonical;
 mod csv;
@@ -31,6 +33,8 @@ pub enum InputFormat {
     Csv,
     JsonLines,
     JsonArray,
+    /// Azure OpenAI `RequestResponse` resource logs (JSON lines), read by `azure_requests`.
+    AzureRequestLog,
 }
 
 impl fmt::Display for InputFormat {
@@ -40,6 +44,7 @@ impl fmt::Display for InputFormat {
             InputFormat::Csv => "csv",
             InputFormat::JsonLines => "jsonl",
             InputFormat::JsonArray => "json",
+            InputFormat::AzureRequestLog => "azure RequestResponse log",
         })
     }
 }
@@ -121,11 +126,16 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<InputFormat> {
             ))
         }
         Some("csv") | Some("tsv") => return Ok(InputFormat::Csv),
-        Some("jsonl") | Some("ndjson") => return Ok(InputFormat::JsonLines),
         _ => {}
     }
     let text = String::from_utf8_lossy(head);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if azure_requests::looks_like_request_response(first_line(path).as_deref().unwrap_or("")) {
+        return Ok(InputFormat::AzureRequestLog);
+    }
+    if matches!(ext.as_deref(), Some("jsonl") | Some("ndjson")) {
+        return Ok(InputFormat::JsonLines);
+    }
     if trimmed.starts_with('[') {
         Ok(InputFormat::JsonArray)
     } else if trimmed.starts_with('{') {
@@ -140,6 +150,18 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<InputFormat> {
     }
 }
 
+/// The first non-empty line of a text file (at most 1 MiB of it), for content sniffing.
+fn first_line(path: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    let reader = std::io::BufReader::new(file.take(1 << 20));
+    reader
+        .lines()
+        .map_while(|l| l.ok())
+        .map(|l| l.trim_start_matches('\u{feff}').trim().to_string())
+        .find(|l| !l.is_empty())
+}
+
 /// Read every input into one canonical lazy frame (rows of all files, in file order).
 pub fn load(paths: &[PathBuf], forced: Option<InputFormat>) -> Result<(LazyFrame, Vec<Input>)> {
     let mut frames = vec![];
@@ -151,6 +173,7 @@ pub fn load(paths: &[PathBuf], forced: Option<InputFormat>) -> Result<(LazyFrame
             InputFormat::Csv => csv::scan(path)?,
             InputFormat::JsonLines => json::scan_lines(path)?,
             InputFormat::JsonArray => json::read_array(path)?,
+            InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
         };
         let mut raw = raw;
         let schema = raw.collect_schema().map_err(|e| {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use tracediag::analyze::{self, Options};
+use tracediag::catalogue::Catalogue;
 use tracediag::error::{Error, Result};
 use tracediag::monitor;
 use tracediag::output;
@@ -40,13 +41,23 @@ enum Command {
     /// Tokens and requests per minute (min / mean / p95 / max), per deployment or group.
     Throughput(ThroughputArgs),
     /// List the canonical input fields, their origins and accepted column names.
-    Fields,
+    Fields {
+        /// Which catalogue: gateway request logs or Azure Monitor windows.
+        #[arg(long, value_enum, default_value = "gateway")]
+        catalogue: CatalogueArg,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Format {
     Table,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CatalogueArg {
+    Gateway,
+    Azure,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -316,7 +327,10 @@ pub fn main() -> i32 {
         Command::Analyze(a) => analyze_cmd(a),
         Command::Rules(a) => rules_cmd(a),
         Command::Throughput(a) => throughput_cmd(a),
-        Command::Fields => emit(&report::rules::render_fields()),
+        Command::Fields { catalogue } => emit(&report::rules::render_fields(match catalogue {
+            CatalogueArg::Gateway => Catalogue::Gateway,
+            CatalogueArg::Azure => Catalogue::Azure,
+        })),
     };
     match result {
         Ok(()) => 0,

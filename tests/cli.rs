@@ -93,6 +93,11 @@ fn fields_table() {
 }
 
 #[test]
+fn fields_table_azure() {
+    insta::assert_snapshot!(ok(&["fields", "--catalogue", "azure"]));
+}
+
+#[test]
 fn same_input_gives_byte_identical_output() {
     for format in ["table", "json"] {
         let args = [

@@ -4,7 +4,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{ContentArrangement, Table};
 
-use crate::catalogue::FIELDS;
+use crate::catalogue::{Catalogue, BASELINE_SUFFIX, FIELDS};
 use crate::ruleset::RuleSet;
 
 fn table(header: &[&str]) -> Table {
@@ -91,7 +91,19 @@ pub fn rules_json(rules: &RuleSet) -> String {
 }
 
 /// The catalogue as a Markdown table (the README's input schema is this output).
-pub fn render_fields() -> String {
+pub fn render_fields(catalogue: Catalogue) -> String {
+    if catalogue == Catalogue::Azure {
+        let mut out = String::from("| field | kind | meaning |\n|---|---|---|\n");
+        for f in catalogue.fields() {
+            let name = if f.baseline {
+                format!("`{0}` (and `{0}{BASELINE_SUFFIX}`)", f.name)
+            } else {
+                format!("`{}`", f.name)
+            };
+            out.push_str(&format!("| {name} | {} | {} |\n", f.kind.describe(), f.doc));
+        }
+        return out;
+    }
     let mut out = String::from(
         "| field | kind and origin | also accepted as | meaning |\n|---|---|---|---|\n",
     );

@@ -91,26 +91,7 @@ fn r1(x: f64) -> f64 {
 }
 
 fn iso(epoch_ms: i64) -> String {
-    let secs = epoch_ms.div_euclid(1000);
-    let ms = epoch_ms.rem_euclid(1000);
-    let days = secs.div_euclid(86400);
-    let rem = secs.rem_euclid(86400);
-    // days since 1970-01-01 → civil date (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    tracediag::analyze::iso_ms(epoch_ms).expect("generated times are in range")
 }
 
 fn generate(rows: usize, seed: u64) -> Vec<Row> {

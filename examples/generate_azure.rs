@@ -390,25 +390,10 @@ fn simulate(p: &Profile, rng: &mut Rng) -> Vec<Minute> {
 /// `2026-11-02T08:17:00Z` for a window index.
 fn stamp(w: usize) -> String {
     let ms = START_MS + w as i64 * MINUTE_MS;
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Days since 1970-01-01 → civil date (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    chrono::DateTime::from_timestamp_millis(ms)
+        .expect("generated times are in range")
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 fn dimension(name: &str, value: &str) -> Value {

@@ -278,20 +278,8 @@ fn summarize(
     };
 
     Ok(Summary {
-        tool: format!("tracediag {}", env!("CARGO_PKG_VERSION")),
-        rules: RulesInfo {
-            name: rules.name.clone(),
-            source: rules.source.clone(),
-            params: rules
-                .params
-                .iter()
-                .map(|p| ParamValue {
-                    name: p.name.clone(),
-                    value: p.value,
-                    unit: p.unit.clone(),
-                })
-                .collect(),
-        },
+        tool: tool(),
+        rules: RulesInfo::of(rules),
         percentile_method: PERCENTILE_METHOD,
         inputs: inputs
             .iter()
@@ -412,34 +400,11 @@ fn group_rows(rules: &RuleSet, lf: LazyFrame, by: &[String]) -> PolarsResult<Gro
     })
 }
 
-/// Milliseconds since the Unix epoch as ISO 8601 UTC (`2026-06-10T14:00:04.123Z`).
+/// Milliseconds since the Unix epoch as ISO 8601 UTC (`2026-06-10T14:00:04.123Z`); `None`
+/// outside chrono's range.
 pub fn iso_ms(ms: i64) -> Option<String> {
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000);
-    let (y, m, d) = civil_from_days(days);
-    let (h, mi, s, milli) = (
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000,
-    );
-    Some(format!(
-        "{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z"
-    ))
-}
-
-/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
 }
 
 #[cfg(test)]

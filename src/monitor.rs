@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::ruleset::{compile, RuleSet};
 use crate::source::azure::{self, MetricError};
 use crate::source::{azure_logs, azure_windows};
-use crate::summary::{round3, Count, ParamValue, RulesInfo};
+use crate::summary::{round3, tool, Count, RulesInfo};
 
 /// The rule-table parameter whose value marks a window as an excursion (kept out of later
 /// baselines): a figure at or above `rise ×` its baseline, or at or below `baseline ÷ rise`.
@@ -614,16 +614,8 @@ fn summarize(
         notes.push("the exports hold no data points: nothing to diagnose".to_string());
     }
     Ok(Summary {
-        tool: format!("tracediag {}", env!("CARGO_PKG_VERSION")),
-        rules: RulesInfo {
-            name: rules.name.clone(),
-            source: rules.source.clone(),
-            params: rules
-                .params
-                .iter()
-                .map(|p| ParamValue { name: p.name.clone(), value: p.value, unit: p.unit.clone() })
-                .collect(),
-        },
+        tool: tool(),
+        rules: RulesInfo::of(rules),
         baseline: match opts.baseline.as_slice() {
             [] => format!(
                 "median of the same deployment's previous {} windows that were not excursions (at least {} with data)",

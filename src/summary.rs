@@ -44,6 +44,30 @@ pub struct RulesInfo {
     pub params: Vec<ParamValue>,
 }
 
+impl RulesInfo {
+    /// The table and the parameter values a run used (after `--set`).
+    pub fn of(rules: &crate::ruleset::RuleSet) -> RulesInfo {
+        RulesInfo {
+            name: rules.name.clone(),
+            source: rules.source.clone(),
+            params: rules
+                .params
+                .iter()
+                .map(|p| ParamValue {
+                    name: p.name.clone(),
+                    value: p.value,
+                    unit: p.unit.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `tracediag <version>`, the first thing every report says.
+pub fn tool() -> String {
+    format!("tracediag {}", env!("CARGO_PKG_VERSION"))
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ParamValue {
     pub name: String,

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::monitor;
 use crate::ruleset::RuleSet;
 use crate::source::{azure, azure_windows, InputFormat};
-use crate::summary::round3;
+use crate::summary::{round3, tool};
 
 /// min / mean / p95 / max of one per-minute series (p95: linear interpolation, type 7).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -144,7 +144,7 @@ pub fn from_azure(paths: &[PathBuf]) -> Result<Throughput> {
             })
             .collect();
         Ok(Throughput {
-            tool: format!("tracediag {}", env!("CARGO_PKG_VERSION")),
+            tool: tool(),
             source: "azure monitor",
             by: vec!["deployment".into()],
             first_minute: ts.min().and_then(iso_ms),
@@ -248,7 +248,7 @@ pub fn from_gateway(
         }
         let minute_iso = |m: i64| iso_ms(m * 60_000);
         Ok(Throughput {
-            tool: format!("tracediag {}", env!("CARGO_PKG_VERSION")),
+            tool: tool(),
             source: "gateway request logs",
             by: by.to_vec(),
             first_minute: (first <= last).then(|| minute_iso(first)).flatten(),

@@ -10,7 +10,29 @@ pub mod throughput;
 pub use json::Json;
 pub use terminal::Terminal;
 
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
 use crate::summary::Summary;
+
+/// Terminal tables have a fixed width, so output does not depend on the terminal it ran in.
+pub const WIDTH: u16 = 120;
+
+/// A terminal table with the given header; the columns in `right` are right-aligned (the
+/// numeric ones).
+pub fn table<S: ToString>(header: &[S], right: impl IntoIterator<Item = usize>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(WIDTH)
+        .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    for i in right {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
 
 pub trait Renderer {
     fn render(&self, summary: &Summary) -> String;

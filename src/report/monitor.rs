@@ -2,25 +2,8 @@
 //! table over all windows, each deployment's windows with the latency-formula fit, and the
 //! metrics the service reported as failed.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
-
-use super::{fmt_num, fmt_share};
+use super::{fmt_num, fmt_share, table};
 use crate::monitor::Summary;
-
-fn table(header: &[&str], right: &[usize]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(120)
-        .set_header(header.to_vec());
-    for &i in right {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
-}
 
 /// `2026-11-02T08:17:00.000Z` → `2026-11-02 08:17` (windows are minutes; the JSON keeps
 /// the full timestamp).
@@ -68,7 +51,7 @@ pub fn terminal(s: &Summary) -> String {
     line("Diagnosis — the first matching rule gives each window its class".into());
     let mut t = table(
         &["#", "class", "windows", "share", "look at", "next check"],
-        &[2, 3],
+        [2, 3],
     );
     for c in s.classes.iter().filter(|c| c.windows > 0) {
         t.add_row(vec![
@@ -95,7 +78,7 @@ pub fn terminal(s: &Summary) -> String {
             "value",
             "baseline",
         ],
-        &[4, 6, 7],
+        [4, 6, 7],
     );
     for e in &s.episodes {
         t.add_row(vec![
@@ -127,7 +110,7 @@ pub fn terminal(s: &Summary) -> String {
             "formula slope",
             "R²",
         ],
-        &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
     );
     for d in &s.deployments {
         t.add_row(vec![
@@ -154,7 +137,7 @@ pub fn terminal(s: &Summary) -> String {
     if !s.metric_errors.is_empty() {
         line(String::new());
         line("Metrics the service reported as failed (HTTP 200 with an errorCode)".into());
-        let mut t = table(&["resource", "metric", "code", "message"], &[]);
+        let mut t = table(&["resource", "metric", "code", "message"], []);
         for e in &s.metric_errors {
             t.add_row(vec![
                 e.resource.clone(),

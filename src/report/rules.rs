@@ -1,20 +1,10 @@
 //! Text for `tracediag rules` (the ordered table, its parameters and metrics) and
 //! `tracediag fields` (the field catalogue), as a person reads them in a terminal.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{ContentArrangement, Table};
+use super::table;
 
 use crate::catalogue::{Catalogue, BASELINE_SUFFIX, FIELDS};
 use crate::ruleset::RuleSet;
-
-fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(120)
-        .set_header(header.to_vec());
-    t
-}
 
 /// Collapse the whitespace of a multi-line expression for one table cell.
 fn one_line(s: &str) -> String {
@@ -26,7 +16,10 @@ pub fn render_rules(rules: &RuleSet) -> String {
         "rule table `{}` ({})\n{}\n\n",
         rules.name, rules.source, rules.description
     );
-    let mut t = table(&["#", "class", "when", "look at", "layer", "next check"]);
+    let mut t = table(
+        &["#", "class", "when", "look at", "layer", "next check"],
+        [],
+    );
     for r in &rules.rules {
         t.add_row(vec![
             r.order.to_string(),
@@ -47,7 +40,7 @@ pub fn render_rules(rules: &RuleSet) -> String {
     ]);
     out.push_str(&t.to_string());
     out.push_str("\n\nParameters (override with --set name=value)\n");
-    let mut t = table(&["name", "value", "unit", "meaning"]);
+    let mut t = table(&["name", "value", "unit", "meaning"], []);
     for p in &rules.params {
         t.add_row(vec![
             p.name.clone(),
@@ -58,7 +51,7 @@ pub fn render_rules(rules: &RuleSet) -> String {
     }
     out.push_str(&t.to_string());
     out.push_str("\n\nMetrics (in evaluation order)\n");
-    let mut t = table(&["name", "definition", "type", "meaning"]);
+    let mut t = table(&["name", "definition", "type", "meaning"], []);
     for m in &rules.metrics {
         t.add_row(vec![
             m.name.clone(),

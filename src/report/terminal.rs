@@ -2,30 +2,12 @@
 //! named-metric percentiles and the data-quality findings, as comfy-table tables. The
 //! width is fixed so the output does not depend on the terminal it runs in.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::{CellAlignment, Table};
 
-use super::{fmt_num, fmt_share, Renderer};
+use super::{fmt_num, fmt_share, table, Renderer};
 use crate::summary::{MetricRow, Summary};
 
 pub struct Terminal;
-
-const WIDTH: u16 = 120;
-
-/// A table whose columns `right` are right-aligned (the numeric ones).
-fn table(header: &[&str], right: std::ops::Range<usize>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(WIDTH)
-        .set_header(header.to_vec());
-    for i in right {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
-}
 
 fn metrics_table(rows: &[MetricRow]) -> Table {
     let mut t = table(

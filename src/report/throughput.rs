@@ -1,10 +1,7 @@
 //! The `throughput` report: per deployment or group, min / mean / p95 / max of input and
 //! output tokens per minute and requests per minute.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
-
-use super::fmt_num;
+use super::{fmt_num, table};
 use crate::throughput::{Stat, Throughput};
 
 fn cells(s: &Stat) -> [String; 4] {
@@ -26,18 +23,8 @@ pub fn terminal(t: &Throughput) -> String {
     );
     let mut header: Vec<String> = t.by.clone();
     header.extend(["minutes", "per minute", "min", "mean", "p95", "max"].map(String::from));
-    let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(120)
-        .set_header(header.clone());
     let n = t.by.len();
-    for i in [n].into_iter().chain(n + 2..header.len()) {
-        if let Some(c) = table.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let mut table = table(&header, [n].into_iter().chain(n + 2..header.len()));
     for r in &t.rows {
         let mut measures = vec![
             ("input tokens", &r.input_tpm),

@@ -364,12 +364,7 @@ fn group_rows(rules: &RuleSet, lf: LazyFrame, by: &[String]) -> PolarsResult<Gro
     let class_counts = stats::counts(lf.clone(), &with_class)?;
     let e2e = stats::percentiles(lf.clone(), by, &["total_handler_ms".to_string()])?;
     let mut metrics = metric_rows(rules, lf, by)?;
-    let order: Vec<&str> = rules
-        .rules
-        .iter()
-        .map(|r| r.class.as_str())
-        .chain([rules.default_class.as_str()])
-        .collect();
+    let order = rules.class_order();
     let groups = counts
         .iter()
         .map(|(key, rows)| {

@@ -256,7 +256,7 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
     };
     let analysis = monitor::run(&rules, &opts)?;
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
-        let mut df = monitor::project(&analysis.frame, &rules, fmt != output::OutFormat::Parquet)?;
+        let mut df = monitor::project(&analysis.frame, &rules, fmt)?;
         output::write(&mut df, path, fmt)?;
         eprintln!(
             "tracediag: wrote {} rows to {}",

@@ -20,6 +20,7 @@ use statrs::statistics::Statistics;
 use crate::analyze::iso_ms;
 use crate::catalogue::{Catalogue, AZURE_FIELDS, BASELINE_SUFFIX};
 use crate::error::{Error, Result};
+use crate::output::{self, OutFormat};
 use crate::ruleset::{compile, RuleSet};
 use crate::source::azure::{self, MetricError};
 use crate::source::{azure_logs, azure_windows};
@@ -527,12 +528,7 @@ fn summarize(
         _ => None,
     };
 
-    let order: Vec<&str> = rules
-        .rules
-        .iter()
-        .map(|r| r.class.as_str())
-        .chain([rules.default_class.as_str()])
-        .collect();
+    let order = rules.class_order();
     let cols: BTreeMap<&str, Vec<Option<f64>>> = [
         "ttlt_avg_ms",
         "time_to_response_avg_ms",
@@ -696,27 +692,9 @@ fn episodes(
 }
 
 /// The per-window output frame for `--out`: identifying labels, class, every figure, its
-/// baseline, and the table's metrics; `window_start` as ISO 8601 text in text formats.
-pub fn project(frame: &DataFrame, rules: &RuleSet, iso_text: bool) -> Result<DataFrame> {
-    let cols: Vec<Expr> = columns(rules)
-        .iter()
-        .map(|c| {
-            if c == "window_start" && iso_text {
-                col(c.as_str())
-                    .dt()
-                    .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-                    .alias(c.as_str())
-            } else {
-                col(c.as_str())
-            }
-        })
-        .collect();
-    frame
-        .clone()
-        .lazy()
-        .select(cols)
-        .collect()
-        .map_err(|e| Error::Usage(format!("internal: cannot project the output columns: {e}")))
+/// baseline, and the table's metrics.
+pub fn project(frame: &DataFrame, rules: &RuleSet, format: OutFormat) -> Result<DataFrame> {
+    output::select(frame, &columns(rules), "window_start", format)
 }
 
 /// The per-window output columns, in order.

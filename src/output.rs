@@ -157,15 +157,29 @@ pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
 
 /// Project the analysis frame to the output columns, rows in input order.
 pub fn project(frame: &DataFrame, rules: &RuleSet, format: OutFormat) -> Result<DataFrame> {
-    let cols: Vec<Expr> = columns(rules)
+    select(frame, &columns(rules), "timestamp", format)
+}
+
+/// Select `columns` of `frame`; in text formats the timestamp column `time_col` becomes
+/// ISO 8601 with the zone spelled out, while Parquet keeps a timestamp.
+pub fn select(
+    frame: &DataFrame,
+    columns: &[String],
+    time_col: &str,
+    format: OutFormat,
+) -> Result<DataFrame> {
+    let text = format != OutFormat::Parquet;
+    let cols: Vec<Expr> = columns
         .iter()
-        .map(|c| match (c.as_str(), format) {
-            // Text formats get ISO 8601 with the zone spelled out; Parquet keeps a timestamp.
-            ("timestamp", OutFormat::Csv | OutFormat::JsonLines) => col("timestamp")
-                .dt()
-                .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-                .alias("timestamp"),
-            _ => col(c.as_str()),
+        .map(|c| {
+            if c == time_col && text {
+                col(c.as_str())
+                    .dt()
+                    .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+                    .alias(c.as_str())
+            } else {
+                col(c.as_str())
+            }
         })
         .collect();
     frame

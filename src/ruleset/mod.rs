@@ -148,6 +148,15 @@ impl RuleSet {
         })
     }
 
+    /// Every class the table can give, in table order, the default class last.
+    pub fn class_order(&self) -> Vec<&str> {
+        self.rules
+            .iter()
+            .map(|r| r.class.as_str())
+            .chain([self.default_class.as_str()])
+            .collect()
+    }
+
     pub fn rule(&self, class: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.class == class)
     }

@@ -22,6 +22,48 @@ pub struct Options {
     pub input_format: Option<InputFormat>,
     /// Label columns to group the summary by.
     pub by: Vec<String>,
+    /// Keep requests received at or after this instant (ms since the Unix epoch, UTC).
+    pub since: Option<i64>,
+    /// Keep requests received before this instant.
+    pub until: Option<i64>,
+}
+
+/// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
+/// or fractions, `2026-11-02 10:00`, or a date (`2026-11-02`, midnight), all UTC.
+pub fn parse_instant(text: &str) -> Result<i64> {
+    use chrono::{NaiveDate, NaiveDateTime};
+    let t = text.trim().trim_end_matches(['Z', 'z']);
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ] {
+        if let Ok(d) = NaiveDateTime::parse_from_str(t, fmt) {
+            return Ok(d.and_utc().timestamp_millis());
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        return Ok(d
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc()
+            .timestamp_millis());
+    }
+    Err(Error::Usage(format!(
+        "`{text}` is not a UTC time: expected e.g. 2026-11-02T10:00:00Z, 2026-11-02 10:00 or 2026-11-02"
+    )))
+}
+
+/// The `[since, until)` filter on a datetime column, if any bound is given.
+pub fn time_filter(column: &str, since: Option<i64>, until: Option<i64>) -> Option<Expr> {
+    let t = col(column).cast(DataType::Int64);
+    let lower = since.map(|s| t.clone().gt_eq(lit(s)));
+    let upper = until.map(|u| t.lt(lit(u)));
+    match (lower, upper) {
+        (Some(a), Some(b)) => Some(a.and(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 pub struct Analysis {
@@ -66,11 +108,18 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     }
     let (lf, inputs) = source::load(&opts.inputs, opts.input_format)?;
     let lf = compile::apply(rules, lf);
-    let frame = quality::apply(rules, lf)
+    // The incident window applies after the data-quality checks, so a duplicate id outside
+    // the window still marks the one inside it.
+    let lf = quality::apply(rules, lf).map(|lf| {
+        match time_filter("timestamp", opts.since, opts.until) {
+            Some(f) => lf.filter(f),
+            None => lf,
+        }
+    });
+    let frame = lf
         .and_then(|lf| lf.collect())
         .map_err(|e| read_error(&inputs, &e))?;
-    let summary =
-        summarize(rules, &inputs, &frame, &opts.by).map_err(|e| read_error(&inputs, &e))?;
+    let summary = summarize(rules, &inputs, &frame, opts).map_err(|e| read_error(&inputs, &e))?;
     Ok(Analysis { frame, summary })
 }
 
@@ -102,8 +151,9 @@ fn summarize(
     rules: &RuleSet,
     inputs: &[Input],
     df: &DataFrame,
-    by: &[String],
+    opts: &Options,
 ) -> PolarsResult<Summary> {
+    let by = opts.by.as_slice();
     let lf = df.clone().lazy();
     let rows = df.height() as u64;
 
@@ -311,6 +361,10 @@ fn summarize(
         quality,
         notes,
         groups,
+        window: (opts.since.is_some() || opts.until.is_some()).then(|| crate::summary::Window {
+            since: opts.since.and_then(iso_ms),
+            until: opts.until.and_then(iso_ms),
+        }),
     })
 }
 

@@ -78,6 +78,38 @@ struct RuleArgs {
     set: Vec<String>,
 }
 
+/// An incident window, on every command that reads logs.
+#[derive(Debug, Args, Clone, Default)]
+struct WindowArgs {
+    /// Keep what happened at or after this UTC time (2026-11-02T10:00:00Z, or a date).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Keep what happened before this UTC time.
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+}
+
+impl WindowArgs {
+    fn bounds(&self) -> Result<(Option<i64>, Option<i64>)> {
+        let since = self
+            .since
+            .as_deref()
+            .map(analyze::parse_instant)
+            .transpose()?;
+        let until = self
+            .until
+            .as_deref()
+            .map(analyze::parse_instant)
+            .transpose()?;
+        if let (Some(s), Some(u)) = (since, until) {
+            if s >= u {
+                return Err(Error::Usage("--since must be earlier than --until".into()));
+            }
+        }
+        Ok((since, until))
+    }
+}
+
 #[derive(Debug, Args)]
 struct AnalyzeArgs {
     /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
@@ -98,6 +130,8 @@ struct AnalyzeArgs {
     /// Read every input as this format instead of detecting it.
     #[arg(long, value_enum)]
     input_format: Option<InFormat>,
+    #[command(flatten)]
+    window: WindowArgs,
     /// Azure Monitor exports: take each deployment's baseline from this export (the median
     /// of its windows) instead of the deployment's own earlier windows. Files or globs;
     /// repeatable.
@@ -124,6 +158,8 @@ struct ThroughputArgs {
     /// Read every input as this format instead of detecting it.
     #[arg(long, value_enum)]
     input_format: Option<InFormat>,
+    #[command(flatten)]
+    window: WindowArgs,
 }
 
 #[derive(Debug, Args)]
@@ -203,6 +239,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
         Some(p) => Some(output::check_target(p, &inputs, a.force)?),
         None => None,
     };
+    let (since, until) = a.window.bounds()?;
     let opts = Options {
         inputs,
         input_format: input_format(a.input_format),
@@ -212,6 +249,8 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect(),
+        since,
+        until,
     };
     let analysis = analyze::run(&rules, &opts)?;
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
@@ -237,6 +276,7 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
         ));
     }
     let rules = load_rules_or(&a.rule_args, RuleSet::azure)?;
+    let (since, until) = a.window.bounds()?;
     let baseline = if a.baseline.is_empty() {
         vec![]
     } else {
@@ -252,6 +292,8 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
         inputs,
         baseline,
         baseline_windows: a.baseline_windows.max(1),
+        since,
+        until,
         ..Default::default()
     };
     let analysis = monitor::run(&rules, &opts)?;
@@ -286,7 +328,8 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-    let t = throughput::run(&inputs, input_format(a.input_format), &by)?;
+    let (since, until) = a.window.bounds()?;
+    let t = throughput::run(&inputs, input_format(a.input_format), &by, since, until)?;
     emit(&match a.format {
         Format::Table => report::throughput::terminal(&t),
         Format::Json => report::throughput::json(&t),

@@ -43,6 +43,11 @@ pub struct Options {
     pub baseline_windows: usize,
     /// Fewest non-null earlier windows a baseline needs; fewer gives a null baseline.
     pub min_baseline_windows: usize,
+    /// Report only windows starting at or after this instant (ms since the epoch, UTC).
+    /// Baselines still use the earlier windows.
+    pub since: Option<i64>,
+    /// Report only windows starting before this instant.
+    pub until: Option<i64>,
 }
 
 impl Default for Options {
@@ -52,6 +57,8 @@ impl Default for Options {
             baseline: vec![],
             baseline_windows: 60,
             min_baseline_windows: 10,
+            since: None,
+            until: None,
         }
     }
 }
@@ -468,7 +475,13 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         )? {
             df.with_column(c)?;
         }
-        compile::apply(rules, df.lazy()).collect()
+        // Classify every window, then narrow: a baseline needs the windows before the
+        // incident window.
+        let lf = compile::apply(rules, df.lazy());
+        match crate::analyze::time_filter("window_start", opts.since, opts.until) {
+            Some(f) => lf.filter(f).collect(),
+            None => lf.collect(),
+        }
     };
     let frame = build().map_err(|e| Error::Usage(format!("cannot diagnose the windows: {e}")))?;
     let summary = summarize(rules, opts, &loaded, &frame)

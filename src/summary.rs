@@ -35,6 +35,16 @@ pub struct Summary {
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Groups>,
+    /// The incident window (`--since`/`--until`), when one narrowed the run; requests
+    /// without a timestamp are outside every window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Window {
+    pub since: Option<String>,
+    pub until: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

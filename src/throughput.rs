@@ -86,7 +86,7 @@ fn col_f64(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<f64>>> {
 }
 
 /// Per deployment, from Azure Monitor exports: one value per window with data.
-pub fn from_azure(paths: &[PathBuf]) -> Result<Throughput> {
+pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> Result<Throughput> {
     let mut values = vec![];
     let mut minutes_per_window = vec![];
     for p in paths {
@@ -99,7 +99,9 @@ pub fn from_azure(paths: &[PathBuf]) -> Result<Throughput> {
                 .iter()
                 .filter_map(|i| azure::interval_ms(i)),
         );
-        values.extend(export.values);
+        values.extend(export.values.into_iter().filter(|v| {
+            since.is_none_or(|s| v.timestamp_ms >= s) && until.is_none_or(|u| v.timestamp_ms < u)
+        }));
     }
     minutes_per_window.sort();
     minutes_per_window.dedup();
@@ -164,6 +166,8 @@ pub fn from_gateway(
     paths: &[PathBuf],
     input_format: Option<InputFormat>,
     by: &[String],
+    since: Option<i64>,
+    until: Option<i64>,
 ) -> Result<Throughput> {
     let rules = RuleSet::gateway()?;
     let a = analyze::run(
@@ -172,6 +176,8 @@ pub fn from_gateway(
             inputs: paths.to_vec(),
             input_format,
             by: by.to_vec(),
+            since,
+            until,
         },
     )?;
     let df = &a.frame;
@@ -261,10 +267,13 @@ pub fn from_gateway(
 }
 
 /// Route by content, as `analyze` does.
+/// `since`/`until` narrow to an incident window (ms since the epoch, UTC; `until` excluded).
 pub fn run(
     paths: &[PathBuf],
     input_format: Option<InputFormat>,
     by: &[String],
+    since: Option<i64>,
+    until: Option<i64>,
 ) -> Result<Throughput> {
     let metrics: Vec<bool> = paths
         .iter()
@@ -281,14 +290,14 @@ pub fn run(
                 "--by applies to gateway request logs; Azure throughput is per deployment".into(),
             ));
         }
-        return from_azure(paths);
+        return from_azure(paths, since, until);
     }
     let by = if by.is_empty() {
         vec!["model".to_string()]
     } else {
         by.to_vec()
     };
-    from_gateway(paths, input_format, &by)
+    from_gateway(paths, input_format, &by, since, until)
 }
 
 #[cfg(test)]

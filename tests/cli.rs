@@ -261,3 +261,79 @@ fn set_changes_a_threshold() {
         .unwrap();
     assert_eq!(p["value"], 7000.0);
 }
+
+#[test]
+fn since_and_until_narrow_to_an_incident_window() {
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--since",
+        "2026-11-02T10:00:01Z",
+        "--until",
+        "2026-11-02 10:00:02",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(v["rows"], 1, "only Trace B falls in [10:00:01, 10:00:02)");
+    assert_eq!(v["window"]["since"], "2026-11-02T10:00:01.000Z");
+    let table = ok(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--since",
+        "2026-11-02",
+    ]);
+    assert!(
+        table.contains("window: 2026-11-02T00:00:00.000Z ≤ received < +∞"),
+        "{table}"
+    );
+    let err = fails(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--since",
+        "yesterday",
+    ]);
+    assert!(err.contains("`yesterday` is not a UTC time"), "{err}");
+    let err = fails(&[
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--since",
+        "2026-11-03",
+        "--until",
+        "2026-11-02",
+    ]);
+    assert!(
+        err.contains("--since must be earlier than --until"),
+        "{err}"
+    );
+    // Azure windows: the baseline still comes from before the window.
+    let mut args = vec!["analyze".to_string()];
+    for e in std::fs::read_dir(root().join("fixtures/azure/generated")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            args.push(p.strip_prefix(root()).unwrap().display().to_string());
+        }
+    }
+    args.sort();
+    args.extend(
+        [
+            "--since",
+            "2026-11-02T12:07:00Z",
+            "--until",
+            "2026-11-02T12:47:00Z",
+            "--format",
+            "json",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let v: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    assert_eq!(v["windows"], 80, "40 minutes × 2 deployments");
+    let unexplained = v["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == "latency_regression_unexplained")
+        .unwrap();
+    assert_eq!(unexplained["windows"], 40);
+}

@@ -63,6 +63,13 @@ impl Renderer for Terminal {
             .map(|t| format!("{} → {}", t.start, t.end))
             .unwrap_or_else(|| "unknown (no timestamps)".into());
         line(format!("requests: {}   time span: {span}", s.rows));
+        if let Some(w) = &s.window {
+            line(format!(
+                "window: {} ≤ received < {} (requests without a timestamp are left out)",
+                w.since.as_deref().unwrap_or("−∞"),
+                w.until.as_deref().unwrap_or("+∞")
+            ));
+        }
         let share = if s.rows == 0 {
             0.0
         } else {

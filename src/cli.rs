@@ -40,6 +40,19 @@ enum Command {
     Rules(RulesArgs),
     /// Tokens and requests per minute (min / mean / p95 / max), per deployment or group.
     Throughput(ThroughputArgs),
+    /// Compare two cohorts (two inputs, or one split by a label): contract first, then metrics.
+    ///
+    /// The cohorts are two inputs A and B, or one input set split by a label column's
+    /// values. The workload contract is checked first; then p50/p95/p99 of every named
+    /// metric side by side with the shift B − A (bootstrap interval, Mann–Whitney test),
+    /// and the class mix.
+    Compare(CompareArgs),
+    /// Explain one request (timeline waterfall, rule evidence against the thresholds, its
+    /// cohort's percentiles), or list the worst requests of a class.
+    Explain(ExplainArgs),
+    /// Write the weekly latency report: one self-contained HTML file with inline SVG charts
+    /// (--out report.html) or Markdown for a wiki (--out report.md).
+    Report(ReportArgs),
     /// List the canonical input fields, their origins and accepted column names.
     Fields {
         /// Which catalogue: gateway request logs or Azure Monitor windows.
@@ -160,6 +173,86 @@ struct ThroughputArgs {
     input_format: Option<InFormat>,
     #[command(flatten)]
     window: WindowArgs,
+}
+
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// Two inputs A and B (each a file or a quoted glob); with --split, the log files or
+    /// globs to split.
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<String>,
+    /// Split one input set by a label column's values instead: COLUMN=A,B, e.g.
+    /// --split channel=ch-east,ch-west.
+    #[arg(long, value_name = "COLUMN=A,B")]
+    split: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Exit with code 1 when the cohorts differ on the workload contract (the comparison
+    /// is still printed).
+    #[arg(long)]
+    strict: bool,
+    /// Seed of the bootstrap resampling (the same seed gives the same intervals).
+    #[arg(long, value_name = "N", default_value_t = tracediag::compare::DEFAULT_SEED)]
+    seed: u64,
+    /// Read every input as this format instead of detecting it.
+    #[arg(long, value_enum)]
+    input_format: Option<InFormat>,
+    #[command(flatten)]
+    window: WindowArgs,
+    #[command(flatten)]
+    rule_args: RuleArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["request_id", "class"])))]
+struct ExplainArgs {
+    /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<String>,
+    /// Explain this request: every row with this id, in input order.
+    #[arg(long, value_name = "ID")]
+    request_id: Option<String>,
+    /// List the worst requests of this class, by its rule's look_at figure.
+    #[arg(long, value_name = "CLASS")]
+    class: Option<String>,
+    /// With --class: how many requests to list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    limit: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    #[command(flatten)]
+    rule_args: RuleArgs,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// Read every input as this format instead of detecting it.
+    #[arg(long, value_enum)]
+    input_format: Option<InFormat>,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<String>,
+    /// The report file: .html (self-contained, inline SVG charts) or .md (tables).
+    #[arg(long, required = true, value_name = "FILE")]
+    out: PathBuf,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Period of the trend and the charts over time, in UTC (default: from the span — hour
+    /// under 2 days, day under 8 weeks, week beyond).
+    #[arg(long, value_parser = ["week", "day", "hour"])]
+    period: Option<String>,
+    /// Read every input as this format instead of detecting it.
+    #[arg(long, value_enum)]
+    input_format: Option<InFormat>,
+    #[command(flatten)]
+    window: WindowArgs,
+    #[command(flatten)]
+    rule_args: RuleArgs,
 }
 
 #[derive(Debug, Args)]
@@ -336,6 +429,101 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
     })
 }
 
+/// `compare`: 0 done, 1 with `--strict` when the cohorts differ on the workload contract.
+fn compare_cmd(a: CompareArgs) -> Result<i32> {
+    use tracediag::compare::{self, CohortInput, Cohorts};
+    let cohorts = match &a.split {
+        Some(s) => {
+            let (column, values) = compare::parse_split(s)?;
+            Cohorts::Split {
+                inputs: source::expand(&a.inputs)?,
+                column,
+                values,
+            }
+        }
+        None => match a.inputs.as_slice() {
+            [x, y] => Cohorts::Pair(
+                CohortInput {
+                    name: x.clone(),
+                    inputs: source::expand(std::slice::from_ref(x))?,
+                },
+                CohortInput {
+                    name: y.clone(),
+                    inputs: source::expand(std::slice::from_ref(y))?,
+                },
+            ),
+            other => {
+                return Err(Error::Usage(format!(
+                    "compare takes two inputs A and B (each a file or a quoted glob), or one input set with --split COLUMN=A,B; got {} inputs",
+                    other.len()
+                )))
+            }
+        },
+    };
+    let paths: Vec<&PathBuf> = match &cohorts {
+        Cohorts::Pair(x, y) => x.inputs.iter().chain(&y.inputs).collect(),
+        Cohorts::Split { inputs, .. } => inputs.iter().collect(),
+    };
+    if a.input_format.is_none() {
+        if let Some(p) = paths.iter().find(|p| monitor::is_metrics_export(p)) {
+            return Err(Error::Usage(format!(
+                "{}: an Azure Monitor metric export; compare reads gateway request logs",
+                p.display()
+            )));
+        }
+    }
+    let rules = load_rules(&a.rule_args)?;
+    let (since, until) = a.window.bounds()?;
+    let c = compare::run(
+        &rules,
+        &compare::Options {
+            cohorts,
+            input_format: input_format(a.input_format),
+            since,
+            until,
+            seed: a.seed,
+            resamples: compare::DEFAULT_RESAMPLES,
+        },
+    )?;
+    emit(&match a.format {
+        Format::Table => report::compare::terminal(&c),
+        Format::Json => report::compare::json(&c),
+    })?;
+    let warnings = c.contract.warnings.len();
+    Ok(if a.strict && warnings > 0 {
+        eprintln!("tracediag: --strict: the cohorts differ on the workload contract ({warnings} warning(s))");
+        1
+    } else {
+        0
+    })
+}
+
+fn explain_cmd(a: ExplainArgs) -> Result<()> {
+    use tracediag::explain::{self, Target};
+    let target = match (a.request_id, a.class) {
+        (Some(id), None) => Target::Request(id),
+        (None, Some(class)) => Target::Class {
+            class,
+            limit: a.limit,
+        },
+        _ => unreachable!("clap requires exactly one of --request-id and --class"),
+    };
+    let rules = load_rules(&a.rule_args)?;
+    let (since, until) = a.window.bounds()?;
+    let opts = Options {
+        inputs: source::expand(&a.inputs)?,
+        input_format: input_format(a.input_format),
+        by: vec![],
+        since,
+        until,
+    };
+    let e = explain::run(&rules, &opts, &target)?;
+    emit(&match a.format {
+        Format::Table => report::explain::terminal(&e),
+        Format::Json => report::explain::json(&e),
+    })
+}
+
 fn rules_cmd(a: RulesArgs) -> Result<()> {
     match a.action {
         Some(RulesAction::Check { files }) => {
@@ -363,6 +551,46 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
     }
 }
 
+fn report_cmd(a: ReportArgs) -> Result<()> {
+    use tracediag::weekly::{self, Period, ReportFormat};
+    let inputs = source::expand(&a.inputs)?;
+    if a.input_format.is_none() && inputs.iter().any(|p| monitor::is_metrics_export(p)) {
+        return Err(Error::Usage(
+            "report reads gateway request logs; Azure Monitor metric exports have `analyze` and `throughput`".into(),
+        ));
+    }
+    let format = weekly::check_target(&a.out, &inputs, a.force)?;
+    let rules = load_rules(&a.rule_args)?;
+    let (since, until) = a.window.bounds()?;
+    let period = a.period.as_deref().map(|p| match p {
+        "week" => Period::Week,
+        "day" => Period::Day,
+        _ => Period::Hour,
+    });
+    let opts = Options {
+        inputs,
+        input_format: input_format(a.input_format),
+        by: vec![],
+        since,
+        until,
+    };
+    let analysis = analyze::run(&rules, &opts)?;
+    let data = weekly::build(&rules, &analysis.frame, period)?;
+    let text = match format {
+        ReportFormat::Html => report::html::render(&analysis.summary, &data),
+        ReportFormat::Markdown => report::markdown::render(&analysis.summary, &data),
+    };
+    weekly::write_text(&a.out, &text)?;
+    eprintln!(
+        "tracediag: wrote the report ({} requests, {} periods of one {}) to {}",
+        analysis.summary.rows,
+        data.periods.len(),
+        data.period.name(),
+        a.out.display()
+    );
+    Ok(())
+}
+
 /// Run the command line; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
@@ -370,6 +598,13 @@ pub fn main() -> i32 {
         Command::Analyze(a) => analyze_cmd(a),
         Command::Rules(a) => rules_cmd(a),
         Command::Throughput(a) => throughput_cmd(a),
+        Command::Compare(a) => match compare_cmd(a) {
+            Ok(0) => Ok(()),
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
+        Command::Explain(a) => explain_cmd(a),
+        Command::Report(a) => report_cmd(a),
         Command::Fields { catalogue } => emit(&report::rules::render_fields(match catalogue {
             CatalogueArg::Gateway => Catalogue::Gateway,
             CatalogueArg::Azure => Catalogue::Azure,

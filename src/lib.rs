@@ -9,7 +9,9 @@
 
 pub mod analyze;
 pub mod catalogue;
+pub mod compare;
 pub mod error;
+pub mod explain;
 pub mod monitor;
 pub mod output;
 pub mod quality;
@@ -19,5 +21,6 @@ pub mod source;
 pub mod stats;
 pub mod summary;
 pub mod throughput;
+pub mod weekly;
 
 pub use error::{Error, Result};

@@ -1,7 +1,11 @@
 //! Renderers: one trait, one file per format. Each turns a `Summary` into text; none of
 //! them computes anything.
 
+pub mod compare;
+pub mod explain;
+pub mod html;
 mod json;
+pub mod markdown;
 pub mod monitor;
 pub mod rules;
 mod terminal;

@@ -1,0 +1,1460 @@
+//! `tracediag explain`: one request taken apart, or the worst requests of one class.
+//!
+//! For a request: its timeline as phases (each with the figures it was computed from, their
+//! origin, and whether it rests on the estimated t1 offset), its class and tags, every rule
+//! of the table with the values its condition used and the thresholds they met, and its
+//! place among its cohort (same model and channel). For a class: its worst requests by the
+//! rule's `look_at` figure. Everything here is plain data, computed from the analysed frame;
+//! `report::explain` renders it.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use crate::analyze::{self, Analysis, Options};
+use crate::catalogue::{self, Event, Kind};
+use crate::error::{Error, Result};
+use crate::quality;
+use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
+use crate::ruleset::types::{self, Arith, Cmp, Func, Node, Ty};
+use crate::ruleset::RuleSet;
+use crate::source::{self, ROW_COL, SOURCE_COL};
+use crate::stats;
+use crate::summary::{round3, tool, Pct, RulesInfo, Window};
+
+/// What to explain.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Every row with this request id, in input order.
+    Request(String),
+    /// The worst `limit` requests whose class is `class`.
+    Class { class: String, limit: usize },
+}
+
+/// The result of `explain`, for either target.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "explain", rename_all = "snake_case")]
+pub enum Explanation {
+    Request(RequestExplanation),
+    Class(ClassExplanation),
+}
+
+/// A value from one row of the frame (a field, a metric) or from evaluating part of a rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// Not logged, or not computable from what was logged: never zero.
+    Missing,
+    /// A whole number as logged (a status code, a token count).
+    Integer(i64),
+    Number(f64),
+    Text(String),
+    Flag(bool),
+}
+
+impl Value {
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Value::Number(x) => Some(*x),
+            Value::Integer(n) => Some(*n as f64),
+            Value::Flag(b) => Some(if *b { 1.0 } else { 0.0 }),
+            _ => None,
+        }
+    }
+
+    fn flag(&self) -> Option<bool> {
+        match self {
+            Value::Flag(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    fn is_missing(&self) -> bool {
+        matches!(self, Value::Missing)
+    }
+
+    fn rounded(self) -> Value {
+        match self {
+            Value::Number(x) => Value::Number(round3(x)),
+            v => v,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestExplanation {
+    pub tool: String,
+    pub rules: RulesInfo,
+    pub inputs: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+    pub request_id: String,
+    /// How many rows carry this id (more than one: a duplicate id, each explained).
+    pub occurrences: usize,
+    pub requests: Vec<Explained>,
+}
+
+/// One request (one row) explained.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explained {
+    /// 1-based, in input order.
+    pub occurrence: usize,
+    pub source_file: String,
+    /// 1-based data row within the file.
+    pub source_row: Option<i64>,
+    pub timestamp: Option<String>,
+    /// The request's labels, token counts and codes, in catalogue order.
+    pub labels: Vec<Label>,
+    pub class: String,
+    /// Every rule that matched, in table order (the default class when none did).
+    pub tags: Vec<String>,
+    /// The rule that gave the class; null for the default class.
+    pub class_rule: Option<ClassRule>,
+    /// The data-quality checks that flagged this row.
+    pub data_quality: Vec<String>,
+    pub timeline: Timeline,
+    /// Every rule of the table, in table order.
+    pub rules: Vec<RuleEvidence>,
+    pub cohort: Cohort,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Label {
+    pub name: String,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassRule {
+    pub order: i64,
+    pub look_at: String,
+    pub look_at_value: Value,
+    pub look_at_estimated: bool,
+    pub layer: String,
+    pub next_check: String,
+    pub detects: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Timeline {
+    /// t0 → t7, the gateway's end-to-end time.
+    pub end_to_end_ms: Option<f64>,
+    /// The span the waterfall is drawn against: end-to-end, or the latest point on the t0
+    /// clock when t7 is missing.
+    pub scale_ms: Option<f64>,
+    /// t0 → t1 and how it was obtained.
+    pub t1_offset_ms: Option<f64>,
+    pub t1_offset_estimated: bool,
+    pub phases: Vec<Phase>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseKind {
+    /// A local gateway phase (auth, distribution, body read), drawn in sequence from t0.
+    Local,
+    /// Between two consecutive timeline points.
+    Timeline,
+    /// Across one or more missing points, between the nearest points that were logged.
+    Bridge,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Phase {
+    pub name: String,
+    pub kind: PhaseKind,
+    /// `t3→t4`, or the field name for a local phase.
+    pub span: String,
+    /// Null when a point it needs is missing (never zero).
+    pub duration_ms: Option<f64>,
+    /// Where it sits on the t0 clock, when it can be placed.
+    pub start_ms: Option<f64>,
+    pub end_ms: Option<f64>,
+    /// The figures it was computed from, and their origins.
+    pub from: String,
+    /// Built on the t1 offset estimated from the local phases.
+    pub estimated: bool,
+    /// Why there is no duration.
+    pub missing: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleEvidence {
+    pub order: i64,
+    pub class: String,
+    /// The rule matched (the request carries its tag).
+    pub matched: bool,
+    /// It is the first match: it gave the class.
+    pub gives_class: bool,
+    pub when: String,
+    /// The fields and metrics its condition uses, in order of first use, with this row's
+    /// values.
+    pub values: Vec<Evidence>,
+    /// The parameters its condition uses, with the values in force.
+    pub thresholds: Vec<Threshold>,
+    /// Each elementary condition, with both sides evaluated on this row.
+    pub checks: Vec<CheckResult>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub name: String,
+    /// `field` or `metric`.
+    pub source: &'static str,
+    pub value: Value,
+    pub estimated: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Threshold {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckResult {
+    /// The condition as written (SQL syntax).
+    pub expr: String,
+    /// A comparison's operator; null for `IS NULL`, `IS TRUE`, `IN` and bare flags.
+    pub op: Option<String>,
+    /// The left side's value (or the tested expression's value).
+    pub left: Value,
+    /// A comparison's right side.
+    pub right: Option<Value>,
+    /// true, false, or null (a missing value: counts as not matched).
+    pub result: Value,
+    /// Uses a metric built on the estimated t1 offset.
+    pub estimated: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cohort {
+    /// The cohort is every analysed request with the same model and channel (null: the
+    /// request has none, and the cohort is the requests that have none either).
+    pub model: Option<String>,
+    pub channel: Option<String>,
+    /// Requests in the cohort, this one included.
+    pub requests: u64,
+    pub metrics: Vec<CohortMetric>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CohortMetric {
+    pub name: String,
+    pub label: String,
+    pub value: Option<f64>,
+    pub estimated: bool,
+    /// p50/p95/p99 over the cohort's requests that have the metric.
+    pub cohort: Pct,
+    /// Share of the cohort's values at or below this request's value, in percent (the
+    /// empirical CDF at the value); null when the request has no value.
+    pub rank_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassExplanation {
+    pub tool: String,
+    pub rules: RulesInfo,
+    pub inputs: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+    pub class: String,
+    /// Table order; null for the default class.
+    pub order: Option<i64>,
+    pub when: Option<String>,
+    /// The figure the list is ranked by: the rule's `look_at` (end-to-end for the default
+    /// class).
+    pub look_at: String,
+    /// `highest` for durations, `lowest` for rates (slow decoding is a low rate).
+    pub worst_is: &'static str,
+    pub layer: String,
+    pub next_check: String,
+    pub detects: String,
+    /// Requests whose class this is.
+    pub requests_in_class: u64,
+    /// Requests analysed.
+    pub requests: u64,
+    pub limit: usize,
+    pub worst: Vec<Worst>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Worst {
+    pub rank: usize,
+    pub request_id: Option<String>,
+    pub source_file: String,
+    pub source_row: Option<i64>,
+    pub timestamp: Option<String>,
+    pub model: Option<String>,
+    pub channel: Option<String>,
+    pub outcome: Option<String>,
+    pub look_at_value: Option<f64>,
+    pub look_at_estimated: bool,
+    pub end_to_end_ms: Option<f64>,
+}
+
+/// Analyse `opts.inputs` with `rules` and explain `target`.
+pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanation> {
+    if let Target::Class { class, .. } = target {
+        check_class(rules, class)?;
+    }
+    if opts.input_format.is_none() {
+        if let Some(p) = opts
+            .inputs
+            .iter()
+            .find(|p| crate::monitor::is_metrics_export(p))
+        {
+            return Err(Error::Usage(format!(
+                "{}: an Azure Monitor metric export (windows, not requests); explain reads gateway request logs",
+                p.display()
+            )));
+        }
+    }
+    let analysis = analyze::run(rules, opts)?;
+    match target {
+        Target::Request(id) => request(rules, &analysis, id).map(Explanation::Request),
+        Target::Class { class, limit } => {
+            class_worst(rules, &analysis, class, *limit).map(Explanation::Class)
+        }
+    }
+}
+
+/// An error unless the table can give `class`.
+pub fn check_class(rules: &RuleSet, class: &str) -> Result<()> {
+    let known = rules.class_order();
+    if known.contains(&class) {
+        return Ok(());
+    }
+    let mut msg = format!(
+        "unknown class `{class}`: the rule table `{}` gives {}",
+        rules.name,
+        known.join(", ")
+    );
+    if let Some(s) = types::nearest(class, known.iter().copied()) {
+        msg.push_str(&format!("; did you mean `{s}`?"));
+    }
+    Err(Error::Usage(msg))
+}
+
+fn polars_error(e: PolarsError) -> Error {
+    Error::Usage(format!(
+        "explain: cannot read the analysed frame: {}",
+        source::polars_message(&e)
+    ))
+}
+
+fn input_paths(a: &Analysis) -> Vec<String> {
+    a.summary.inputs.iter().map(|i| i.path.clone()).collect()
+}
+
+/// Explain every row whose `request_id` is `id`, in input order.
+pub fn request(rules: &RuleSet, a: &Analysis, id: &str) -> Result<RequestExplanation> {
+    let df = &a.frame;
+    let ids = df
+        .column("request_id")
+        .and_then(|c| c.str().cloned())
+        .map_err(polars_error)?;
+    let rows: Vec<usize> = (0..df.height())
+        .filter(|&i| ids.get(i) == Some(id))
+        .collect();
+    if rows.is_empty() {
+        let mut msg = format!("no request `{id}` in {}", input_paths(a).join(", "));
+        if let Some(w) = &a.summary.window {
+            msg.push_str(&match (&w.since, &w.until) {
+                (Some(s), Some(u)) => format!(" received between {s} and {u}"),
+                (Some(s), None) => format!(" received at or after {s}"),
+                (None, Some(u)) => format!(" received before {u}"),
+                (None, None) => String::new(),
+            });
+        }
+        if let Some(s) = types::nearest(id, ids.iter().flatten()) {
+            msg.push_str(&format!("; did you mean `{s}`?"));
+        }
+        return Err(Error::Usage(msg));
+    }
+    let ctx = Ctx::new(rules, df).map_err(polars_error)?;
+    let requests = rows
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| ctx.explain_row(i, k + 1))
+        .collect::<PolarsResult<Vec<_>>>()
+        .map_err(polars_error)?;
+    Ok(RequestExplanation {
+        tool: tool(),
+        rules: RulesInfo::of(rules),
+        inputs: input_paths(a),
+        window: a.summary.window.clone(),
+        request_id: id.to_string(),
+        occurrences: rows.len(),
+        requests,
+    })
+}
+
+/// The worst `limit` requests of `class`, by the rule's `look_at` figure (highest first,
+/// lowest first for a rate); ties by request id, missing values last.
+pub fn class_worst(
+    rules: &RuleSet,
+    a: &Analysis,
+    class: &str,
+    limit: usize,
+) -> Result<ClassExplanation> {
+    check_class(rules, class)?;
+    let df = &a.frame;
+    let rule = rules.rule(class);
+    let look_at = rule
+        .map(|r| r.look_at.clone())
+        .unwrap_or_else(|| "total_handler_ms".to_string());
+    let lower_is_worse = is_rate(rules, &look_at);
+    let ctx = Ctx::new(rules, df).map_err(polars_error)?;
+    let classes = df
+        .column("class")
+        .and_then(|c| c.str().cloned())
+        .map_err(polars_error)?;
+    let mut worst: Vec<Worst> = (0..df.height())
+        .filter(|&i| classes.get(i) == Some(class))
+        .map(|i| {
+            let row = ctx.row(i);
+            Worst {
+                rank: 0,
+                request_id: row.text("request_id"),
+                source_file: row.text(SOURCE_COL).unwrap_or_default(),
+                source_row: row.int(ROW_COL),
+                timestamp: ctx.timestamp(i),
+                model: row.text("model"),
+                channel: row.text("channel"),
+                outcome: row.text("outcome"),
+                look_at_value: row.get(&look_at).number().map(round3),
+                look_at_estimated: row.estimated(&look_at),
+                end_to_end_ms: row.get("total_handler_ms").number().map(round3),
+            }
+        })
+        .collect();
+    let requests_in_class = worst.len() as u64;
+    let id_key = |w: &Worst| {
+        (
+            w.request_id.clone().unwrap_or_default(),
+            w.source_file.clone(),
+            w.source_row,
+        )
+    };
+    worst.sort_by(|x, y| {
+        let by_value = match (x.look_at_value, y.look_at_value) {
+            (Some(a), Some(b)) if lower_is_worse => a.total_cmp(&b),
+            (Some(a), Some(b)) => b.total_cmp(&a),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        };
+        by_value.then_with(|| id_key(x).cmp(&id_key(y)))
+    });
+    worst.truncate(limit);
+    for (k, w) in worst.iter_mut().enumerate() {
+        w.rank = k + 1;
+    }
+    Ok(ClassExplanation {
+        tool: tool(),
+        rules: RulesInfo::of(rules),
+        inputs: input_paths(a),
+        window: a.summary.window.clone(),
+        class: class.to_string(),
+        order: rule.map(|r| r.order),
+        when: rule.map(|r| r.when.clone()),
+        look_at,
+        worst_is: if lower_is_worse { "lowest" } else { "highest" },
+        layer: rule.map(|r| r.layer.clone()).unwrap_or_default(),
+        next_check: rule.map(|r| r.next_check.clone()).unwrap_or_default(),
+        detects: rule.map(|r| r.detects.clone()).unwrap_or_default(),
+        requests_in_class,
+        requests: df.height() as u64,
+        limit,
+        worst,
+    })
+}
+
+/// Whether a field or metric is a rate, where a low value is the bad one.
+fn is_rate(rules: &RuleSet, name: &str) -> bool {
+    match catalogue::field(name) {
+        Some(f) => f.kind == Kind::Rate,
+        None => rules
+            .metrics
+            .iter()
+            .any(|m| m.name == name && m.ty == Ty::Rate),
+    }
+}
+
+/// A number as exactly as it is worth showing: up to three decimals, no trailing zeros.
+pub fn exact(x: f64) -> String {
+    format!("{}", round3(x))
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading rows.
+
+struct Ctx<'a> {
+    rules: &'a RuleSet,
+    df: &'a DataFrame,
+    params: BTreeMap<String, f64>,
+    timestamps: Option<Int64Chunked>,
+}
+
+struct Row<'a> {
+    df: &'a DataFrame,
+    i: usize,
+}
+
+impl Row<'_> {
+    fn get(&self, name: &str) -> Value {
+        let Ok(c) = self.df.column(name) else {
+            return Value::Missing;
+        };
+        match c.get(self.i) {
+            Err(_) | Ok(AnyValue::Null) => Value::Missing,
+            Ok(AnyValue::Boolean(b)) => Value::Flag(b),
+            Ok(av) => {
+                if let Some(s) = av.get_str() {
+                    Value::Text(s.to_string())
+                } else if av.dtype().is_integer() {
+                    av.extract::<i64>().map_or(Value::Missing, Value::Integer)
+                } else if let Some(x) = av.extract::<f64>() {
+                    if x.is_nan() {
+                        Value::Missing
+                    } else {
+                        Value::Number(x)
+                    }
+                } else {
+                    Value::Text(av.to_string())
+                }
+            }
+        }
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        match self.get(name) {
+            Value::Missing => None,
+            Value::Text(s) => Some(s),
+            Value::Number(x) => Some(exact(x)),
+            Value::Integer(n) => Some(n.to_string()),
+            Value::Flag(b) => Some(b.to_string()),
+        }
+    }
+
+    fn int(&self, name: &str) -> Option<i64> {
+        self.get(name).number().map(|x| x as i64)
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.get(name).flag().unwrap_or(false)
+    }
+
+    fn num(&self, name: &str) -> Option<f64> {
+        self.get(name).number()
+    }
+
+    /// A metric built on the estimated t1 offset, on this row.
+    fn estimated(&self, name: &str) -> bool {
+        self.flag(&format!("{name}{ESTIMATED_SUFFIX}"))
+    }
+}
+
+impl<'a> Ctx<'a> {
+    fn new(rules: &'a RuleSet, df: &'a DataFrame) -> PolarsResult<Self> {
+        let timestamps = match df.column("timestamp") {
+            Ok(c) => Some(c.cast(&DataType::Int64)?.i64()?.clone()),
+            Err(_) => None,
+        };
+        Ok(Ctx {
+            rules,
+            df,
+            params: rules.param_values(),
+            timestamps,
+        })
+    }
+
+    fn row(&self, i: usize) -> Row<'a> {
+        Row { df: self.df, i }
+    }
+
+    fn timestamp(&self, i: usize) -> Option<String> {
+        self.timestamps
+            .as_ref()
+            .and_then(|t| t.get(i))
+            .and_then(analyze::iso_ms)
+    }
+
+    fn explain_row(&self, i: usize, occurrence: usize) -> PolarsResult<Explained> {
+        let row = self.row(i);
+        let class = row.text("class").unwrap_or_default();
+        let tags: Vec<String> = row
+            .text("classes")
+            .map(|s| {
+                s.split(CLASSES_SEPARATOR)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let class_rule = self.rules.rule(&class).map(|r| ClassRule {
+            order: r.order,
+            look_at: r.look_at.clone(),
+            look_at_value: row.get(&r.look_at).rounded(),
+            look_at_estimated: row.estimated(&r.look_at),
+            layer: r.layer.clone(),
+            next_check: r.next_check.clone(),
+            detects: r.detects.clone(),
+        });
+        let labels = catalogue::FIELDS
+            .iter()
+            .filter(|f| {
+                matches!(f.kind, Kind::Label | Kind::Code | Kind::Flag | Kind::Count)
+                    && f.name != "request_id"
+            })
+            .map(|f| Label {
+                name: f.name.to_string(),
+                value: row.get(f.name).rounded(),
+            })
+            .collect();
+        let data_quality = quality::ALL
+            .iter()
+            .filter(|c| row.flag(&quality::column(c)))
+            .map(|c| c.name.to_string())
+            .collect();
+        let rules = self
+            .rules
+            .rules
+            .iter()
+            .map(|r| {
+                let matched = tags.iter().any(|t| t == &r.class);
+                self.evidence(&row, r, matched, r.class == class)
+            })
+            .collect();
+        Ok(Explained {
+            occurrence,
+            source_file: row.text(SOURCE_COL).unwrap_or_default(),
+            source_row: row.int(ROW_COL),
+            timestamp: self.timestamp(i),
+            labels,
+            class,
+            tags,
+            class_rule,
+            data_quality,
+            timeline: timeline(&row),
+            rules,
+            cohort: self.cohort(&row)?,
+        })
+    }
+
+    fn evidence(
+        &self,
+        row: &Row,
+        rule: &crate::ruleset::Rule,
+        matched: bool,
+        gives_class: bool,
+    ) -> RuleEvidence {
+        let mut names = vec![];
+        leaves(&rule.node, &mut names);
+        let mut values = vec![];
+        let mut thresholds = vec![];
+        for leaf in names {
+            match leaf {
+                Node::Field(n) | Node::Metric(n) => {
+                    if values.iter().any(|v: &Evidence| &v.name == n) {
+                        continue;
+                    }
+                    values.push(Evidence {
+                        name: n.clone(),
+                        source: if matches!(leaf, Node::Field(_)) {
+                            "field"
+                        } else {
+                            "metric"
+                        },
+                        value: row.get(n).rounded(),
+                        estimated: row.estimated(n),
+                    });
+                }
+                Node::Param(n) => {
+                    if thresholds.iter().any(|t: &Threshold| &t.name == n) {
+                        continue;
+                    }
+                    let p = self.rules.params.iter().find(|p| &p.name == n);
+                    thresholds.push(Threshold {
+                        name: n.clone(),
+                        value: self.params.get(n).copied().unwrap_or(f64::NAN),
+                        unit: p.map(|p| p.unit.clone()).unwrap_or_default(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        let mut atoms = vec![];
+        conditions(&rule.node, &mut atoms);
+        let eval = Eval {
+            row,
+            params: &self.params,
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        atoms.retain(|a| seen.insert(sql(a)));
+        let checks = atoms
+            .into_iter()
+            .map(|atom| {
+                let mut used = vec![];
+                leaves(atom, &mut used);
+                let estimated = used.iter().any(|n| match n {
+                    Node::Metric(m) => row.estimated(m),
+                    _ => false,
+                });
+                let (op, left, right) = match atom {
+                    Node::Cmp(op, a, b) => (
+                        Some(cmp_text(*op).to_string()),
+                        eval.eval(a).rounded(),
+                        Some(eval.eval(b).rounded()),
+                    ),
+                    Node::IsNull { expr, .. }
+                    | Node::Truth { expr, .. }
+                    | Node::InList { expr, .. } => (None, eval.eval(expr).rounded(), None),
+                    other => (None, eval.eval(other).rounded(), None),
+                };
+                CheckResult {
+                    expr: sql(atom),
+                    op,
+                    left,
+                    right,
+                    result: eval.eval(atom),
+                    estimated,
+                }
+            })
+            .collect();
+        RuleEvidence {
+            order: rule.order,
+            class: rule.class.clone(),
+            matched,
+            gives_class,
+            when: rule.when.clone(),
+            values,
+            thresholds,
+            checks,
+        }
+    }
+
+    fn cohort(&self, row: &Row) -> PolarsResult<Cohort> {
+        let model = row.text("model");
+        let channel = row.text("channel");
+        let same = |name: &str, v: &Option<String>| -> Expr {
+            match v {
+                Some(s) => col(name)
+                    .cast(DataType::String)
+                    .eq(lit(s.as_str()))
+                    .fill_null(lit(false)),
+                None => col(name).is_null(),
+            }
+        };
+        let reported = self.rules.reported_metrics();
+        let names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
+        let lf = self
+            .df
+            .clone()
+            .lazy()
+            .filter(same("model", &model).and(same("channel", &channel)));
+        let cohort_df = lf
+            .clone()
+            .select(
+                names
+                    .iter()
+                    .map(|n| col(n.as_str()).cast(DataType::Float64))
+                    .collect::<Vec<_>>(),
+            )
+            .collect()?;
+        let pcts = stats::percentiles(lf, &[], &names)?
+            .remove(&vec![])
+            .unwrap_or_default();
+        let mut metrics = vec![];
+        for (k, m) in reported.iter().enumerate() {
+            let value = row.num(&m.name);
+            let col = cohort_df.column(&m.name)?.f64()?;
+            let rank_pct = value.and_then(|x| {
+                let present = col.iter().flatten().filter(|v| !v.is_nan());
+                let (mut n, mut at_or_below) = (0u64, 0u64);
+                for v in present {
+                    n += 1;
+                    if v <= x {
+                        at_or_below += 1;
+                    }
+                }
+                (n > 0).then(|| ((at_or_below as f64 / n as f64) * 1000.0).round() / 10.0)
+            });
+            metrics.push(CohortMetric {
+                name: m.name.clone(),
+                label: m.label.clone().unwrap_or_default(),
+                value: value.map(round3),
+                estimated: row.estimated(&m.name),
+                cohort: pcts.get(k).cloned().unwrap_or_default(),
+                rank_pct,
+            });
+        }
+        Ok(Cohort {
+            model,
+            channel,
+            requests: cohort_df.height() as u64,
+            metrics,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The timeline.
+
+/// The catalogue field that records `event`, with its origin.
+fn point_field(event: Event) -> Option<(&'static str, Event)> {
+    catalogue::FIELDS.iter().find_map(|f| match f.kind {
+        Kind::Point { origin, marks } if marks == event => Some((f.name, origin)),
+        _ => None,
+    })
+}
+
+const EVENTS: [Event; 8] = [
+    Event::T0,
+    Event::T1,
+    Event::T2,
+    Event::T3,
+    Event::T4,
+    Event::T5,
+    Event::T6,
+    Event::T7,
+];
+
+/// What happens between two consecutive points.
+fn phase_name(a: Event, b: Event) -> &'static str {
+    match (a, b) {
+        (Event::T0, Event::T1) => "gateway before upstream",
+        (Event::T1, Event::T2) => "upstream headers",
+        (Event::T2, Event::T3) => "headers → first event",
+        (Event::T3, Event::T4) => "first event → effective",
+        (Event::T4, Event::T5) => "action → visible text",
+        (Event::T5, Event::T6) => "visible generation",
+        (Event::T6, Event::T7) => "gateway after upstream",
+        _ => "",
+    }
+}
+
+/// A timeline point as the row has it.
+#[derive(Debug, Clone)]
+struct Point {
+    event: Event,
+    /// The field and its raw value (counted from `origin`); None for t0.
+    field: Option<&'static str>,
+    origin: Event,
+    raw: Option<f64>,
+    /// On the t0 clock, with whether that rests on the estimated t1 offset.
+    t0: Option<(f64, bool)>,
+    /// How `t0` was obtained.
+    t0_text: String,
+}
+
+struct Clock {
+    points: Vec<Point>,
+    local: Vec<(&'static str, Option<f64>)>,
+}
+
+impl Clock {
+    fn of(row: &Row) -> Clock {
+        let local: Vec<(&'static str, Option<f64>)> = catalogue::FIELDS
+            .iter()
+            .filter(|f| f.kind == Kind::Phase)
+            .map(|f| (f.name, row.num(f.name)))
+            .collect();
+        let mut points: Vec<Point> = vec![];
+        for e in EVENTS {
+            if e == Event::T0 {
+                points.push(Point {
+                    event: e,
+                    field: None,
+                    origin: Event::T0,
+                    raw: Some(0.0),
+                    t0: Some((0.0, false)),
+                    t0_text: "0".into(),
+                });
+                continue;
+            }
+            let Some((field, origin)) = point_field(e) else {
+                continue;
+            };
+            let raw = row.num(field);
+            let (t0, t0_text) = match raw {
+                Some(v) if origin == Event::T0 => (Some((v, false)), field.to_string()),
+                Some(v) => {
+                    let base = points.iter().find(|p| p.event == origin);
+                    match base.and_then(|b| b.t0.map(|t| (t, b.t0_text.clone()))) {
+                        Some(((o, est), text)) => {
+                            (Some((o + v, est)), format!("({field} + {text})"))
+                        }
+                        None => (None, String::new()),
+                    }
+                }
+                // The t1 offset falls back on the local phases, as an estimate.
+                None if e == Event::T1 => {
+                    let sum: Option<f64> = local.iter().map(|(_, v)| *v).sum();
+                    let names: Vec<&str> = local.iter().map(|(n, _)| *n).collect();
+                    match sum {
+                        Some(s) if !local.is_empty() => (Some((s, true)), names.join(" + ")),
+                        _ => (None, String::new()),
+                    }
+                }
+                None => (None, String::new()),
+            };
+            points.push(Point {
+                event: e,
+                field: Some(field),
+                origin,
+                raw,
+                t0,
+                t0_text,
+            });
+        }
+        Clock { points, local }
+    }
+
+    fn point(&self, e: Event) -> Option<&Point> {
+        self.points.iter().find(|p| p.event == e)
+    }
+
+    /// The span from `a` to `b`: (ms, estimated, computed from) or why it cannot be had.
+    fn span(&self, a: &Point, b: &Point) -> std::result::Result<(f64, bool, String), String> {
+        // Counted from `a` itself (t1 → t2 from upstream_headers_ms): exact, whether or not
+        // `a` can be placed on the t0 clock.
+        if let (Some(rb), true) = (b.raw, b.origin == a.event) {
+            let f = b.field.unwrap_or("?");
+            return Ok((rb, false, format!("{f} (ms since {})", a.event.short())));
+        }
+        let missing: Vec<String> = [a, b]
+            .iter()
+            .filter(|p| p.t0.is_none() && p.raw.is_none())
+            .map(|p| match (p.field, p.event) {
+                (_, Event::T1) => format!(
+                    "{} not on the t0 clock: no upstream_start_ms and the local phases are not all logged",
+                    p.event.short()
+                ),
+                (Some(f), _) => format!("{} not logged ({f})", p.event.short()),
+                (None, _) => format!("{} not logged", p.event.short()),
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(missing.join("; "));
+        }
+        // Counted from the same origin: an exact difference.
+        if let (Some(ra), Some(rb), Some(fa), Some(fb)) = (a.raw, b.raw, a.field, b.field) {
+            if a.origin == b.origin {
+                return Ok((
+                    rb - ra,
+                    false,
+                    format!("{fb} − {fa} (both ms since {})", a.origin.short()),
+                ));
+            }
+        }
+        // Otherwise on the t0 clock.
+        match (a.t0, b.t0) {
+            (Some((ta, ea)), Some((tb, eb))) => {
+                let text = if a.event == Event::T0 {
+                    strip_parens(&b.t0_text).to_string()
+                } else {
+                    format!("{} − {}", b.t0_text, a.t0_text)
+                };
+                Ok((tb - ta, ea || eb, text))
+            }
+            _ => {
+                let unplaced: Vec<&str> = [a, b]
+                    .iter()
+                    .filter(|p| p.t0.is_none())
+                    .map(|p| p.event.short())
+                    .collect();
+                Err(format!(
+                    "{} not on the t0 clock: no upstream_start_ms and the local phases are not all logged",
+                    unplaced.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+fn strip_parens(text: &str) -> &str {
+    text.strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(text)
+}
+
+fn timeline(row: &Row) -> Timeline {
+    let clock = Clock::of(row);
+    let mut phases = vec![];
+
+    // The local phases, in sequence from t0.
+    let mut at = Some(0.0);
+    for (name, v) in &clock.local {
+        let (start, end) = match (at, v) {
+            (Some(s), Some(d)) => (Some(s), Some(s + d)),
+            _ => (None, None),
+        };
+        at = end;
+        phases.push(Phase {
+            name: name.trim_end_matches("_ms").to_string(),
+            kind: PhaseKind::Local,
+            span: "local".into(),
+            duration_ms: v.map(round3),
+            start_ms: start.map(round3),
+            end_ms: end.map(round3),
+            from: format!("{name} (local phase)"),
+            estimated: false,
+            missing: v.is_none().then(|| format!("{name} not logged")),
+        });
+    }
+
+    // Consecutive points; after each run of two or more phases that are missing or cannot
+    // be placed on the t0 clock, a bridge across it, when its ends can be subtracted.
+    let pts = &clock.points;
+    let mut run_start: Option<usize> = None;
+    let bridge = |phases: &mut Vec<Phase>, s: usize, end: usize| {
+        if end > s + 1 {
+            let b = timeline_phase(&clock, &pts[s], &pts[end], PhaseKind::Bridge);
+            if b.start_ms.is_some() {
+                phases.push(b);
+            }
+        }
+    };
+    for k in 0..pts.len().saturating_sub(1) {
+        let phase = timeline_phase(&clock, &pts[k], &pts[k + 1], PhaseKind::Timeline);
+        if phase.start_ms.is_none() {
+            run_start.get_or_insert(k);
+        } else if let Some(s) = run_start.take() {
+            bridge(&mut phases, s, k);
+        }
+        phases.push(phase);
+    }
+    if let Some(s) = run_start {
+        bridge(&mut phases, s, pts.len() - 1);
+    }
+
+    let t7 = clock.point(Event::T7).and_then(|p| p.t0);
+    let t1 = clock.point(Event::T1).and_then(|p| p.t0);
+    let latest = phases
+        .iter()
+        .filter_map(|p| p.end_ms)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    Timeline {
+        end_to_end_ms: t7.map(|(v, _)| round3(v)),
+        scale_ms: t7.map(|(v, _)| round3(v)).or(latest),
+        t1_offset_ms: t1.map(|(v, _)| round3(v)),
+        t1_offset_estimated: t1.is_some_and(|(_, e)| e),
+        phases,
+    }
+}
+
+fn timeline_phase(clock: &Clock, a: &Point, b: &Point, kind: PhaseKind) -> Phase {
+    let span = format!("{}→{}", a.event.short(), b.event.short());
+    let name = match kind {
+        PhaseKind::Bridge => {
+            let inside: Vec<&str> = clock
+                .points
+                .iter()
+                .filter(|p| p.event > a.event && p.event < b.event)
+                .map(|p| p.event.short())
+                .collect();
+            format!("across {}", inside.join(", "))
+        }
+        _ => phase_name(a.event, b.event).to_string(),
+    };
+    let placed = match (a.t0, b.t0) {
+        (Some((s, _)), Some((e, _))) => (Some(round3(s)), Some(round3(e))),
+        _ => (None, None),
+    };
+    match clock.span(a, b) {
+        Ok((ms, estimated, from)) => Phase {
+            name,
+            kind,
+            span,
+            duration_ms: Some(round3(ms)),
+            start_ms: placed.0,
+            end_ms: placed.1,
+            from,
+            estimated,
+            missing: None,
+        },
+        Err(why) => Phase {
+            name,
+            kind,
+            span,
+            duration_ms: None,
+            start_ms: None,
+            end_ms: None,
+            from: String::new(),
+            estimated: false,
+            missing: Some(why),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule conditions: the names they use, their elementary conditions, and a small evaluator
+// for showing each condition's sides on one row. Whether a rule matched is read from the
+// frame's `classes` (the polars evaluation); this only shows why.
+
+/// Field, metric and parameter leaves, in order of first use (with repeats).
+fn leaves<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
+    match node {
+        Node::Field(_) | Node::Metric(_) | Node::Param(_) => out.push(node),
+        Node::Num(_) | Node::Str(_) | Node::Bool(_) => {}
+        Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
+            leaves(a, out);
+            leaves(b, out);
+        }
+        Node::Not(a) | Node::Neg(a) => leaves(a, out),
+        Node::IsNull { expr, .. } | Node::Truth { expr, .. } => leaves(expr, out),
+        Node::InList { expr, list, .. } => {
+            leaves(expr, out);
+            for l in list {
+                leaves(l, out);
+            }
+        }
+        Node::Call { args, .. } => {
+            for a in args {
+                leaves(a, out);
+            }
+        }
+    }
+}
+
+/// The elementary conditions under AND / OR / NOT.
+fn conditions<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
+    match node {
+        Node::And(a, b) | Node::Or(a, b) => {
+            conditions(a, out);
+            conditions(b, out);
+        }
+        Node::Not(a) => conditions(a, out),
+        other => out.push(other),
+    }
+}
+
+struct Eval<'r, 'a> {
+    row: &'r Row<'a>,
+    params: &'r BTreeMap<String, f64>,
+}
+
+impl Eval<'_, '_> {
+    /// SQL semantics as the compiler gives them: null propagates, AND/OR are three-valued,
+    /// division by zero is null.
+    fn eval(&self, node: &Node) -> Value {
+        match node {
+            Node::Field(n) | Node::Metric(n) => self.row.get(n),
+            Node::Param(n) => self
+                .params
+                .get(n)
+                .map_or(Value::Missing, |v| Value::Number(*v)),
+            Node::Num(x) => Value::Number(*x),
+            Node::Str(s) => Value::Text(s.clone()),
+            Node::Bool(b) => Value::Flag(*b),
+            Node::Arith(op, a, b) => match (self.eval(a).number(), self.eval(b).number()) {
+                (Some(x), Some(y)) => match op {
+                    Arith::Add => Value::Number(x + y),
+                    Arith::Sub => Value::Number(x - y),
+                    Arith::Mul => Value::Number(x * y),
+                    Arith::Div if y == 0.0 => Value::Missing,
+                    Arith::Div => Value::Number(x / y),
+                },
+                _ => Value::Missing,
+            },
+            Node::Cmp(op, a, b) => compare(*op, &self.eval(a), &self.eval(b)),
+            Node::And(a, b) => match (self.eval(a).flag(), self.eval(b).flag()) {
+                (Some(false), _) | (_, Some(false)) => Value::Flag(false),
+                (Some(true), Some(true)) => Value::Flag(true),
+                _ => Value::Missing,
+            },
+            Node::Or(a, b) => or(self.eval(a).flag(), self.eval(b).flag()),
+            Node::Not(a) => self
+                .eval(a)
+                .flag()
+                .map_or(Value::Missing, |b| Value::Flag(!b)),
+            Node::Neg(a) => self
+                .eval(a)
+                .number()
+                .map_or(Value::Missing, |x| Value::Number(-x)),
+            Node::IsNull { expr, negated } => Value::Flag(self.eval(expr).is_missing() != *negated),
+            Node::Truth {
+                expr,
+                value,
+                negated,
+            } => Value::Flag((self.eval(expr).flag() == Some(*value)) != *negated),
+            Node::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let v = self.eval(expr);
+                let any = list.iter().fold(Value::Flag(false), |acc, item| {
+                    or(acc.flag(), compare(Cmp::Eq, &v, &self.eval(item)).flag())
+                });
+                match (any.flag(), negated) {
+                    (Some(b), true) => Value::Flag(!b),
+                    _ => any,
+                }
+            }
+            Node::Call { func, args, .. } => {
+                let vals: Vec<Value> = args.iter().map(|a| self.eval(a)).collect();
+                match func {
+                    Func::Coalesce => vals
+                        .into_iter()
+                        .find(|v| !v.is_missing())
+                        .unwrap_or(Value::Missing),
+                    Func::Abs => vals
+                        .first()
+                        .and_then(Value::number)
+                        .map_or(Value::Missing, |x| Value::Number(x.abs())),
+                    Func::Greatest | Func::Least => {
+                        let nums: Option<Vec<f64>> = vals.iter().map(Value::number).collect();
+                        match nums {
+                            Some(v) if !v.is_empty() => Value::Number(
+                                v.into_iter()
+                                    .reduce(|a, b| {
+                                        if *func == Func::Greatest {
+                                            a.max(b)
+                                        } else {
+                                            a.min(b)
+                                        }
+                                    })
+                                    .unwrap_or(f64::NAN),
+                            ),
+                            _ => Value::Missing,
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn or(a: Option<bool>, b: Option<bool>) -> Value {
+    match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Value::Flag(true),
+        (Some(false), Some(false)) => Value::Flag(false),
+        _ => Value::Missing,
+    }
+}
+
+fn compare(op: Cmp, a: &Value, b: &Value) -> Value {
+    use std::cmp::Ordering;
+    let ord: Option<Ordering> = match (a, b) {
+        (Value::Text(x), Value::Text(y)) => Some(x.cmp(y)),
+        (Value::Flag(x), Value::Flag(y)) => Some(x.cmp(y)),
+        (Value::Missing, _) | (_, Value::Missing) => None,
+        _ => match (a.number(), b.number()) {
+            (Some(x), Some(y)) => x.partial_cmp(&y),
+            _ => None,
+        },
+    };
+    match ord {
+        None => Value::Missing,
+        Some(o) => Value::Flag(match op {
+            Cmp::Eq => o == Ordering::Equal,
+            Cmp::NotEq => o != Ordering::Equal,
+            Cmp::Lt => o == Ordering::Less,
+            Cmp::LtEq => o != Ordering::Greater,
+            Cmp::Gt => o == Ordering::Greater,
+            Cmp::GtEq => o != Ordering::Less,
+        }),
+    }
+}
+
+fn cmp_text(op: Cmp) -> &'static str {
+    match op {
+        Cmp::Eq => "=",
+        Cmp::NotEq => "<>",
+        Cmp::Lt => "<",
+        Cmp::LtEq => "<=",
+        Cmp::Gt => ">",
+        Cmp::GtEq => ">=",
+    }
+}
+
+fn precedence(node: &Node) -> u8 {
+    match node {
+        Node::Or(..) => 1,
+        Node::And(..) => 2,
+        Node::Not(..) => 3,
+        Node::Cmp(..) | Node::IsNull { .. } | Node::Truth { .. } | Node::InList { .. } => 4,
+        Node::Arith(Arith::Add | Arith::Sub, ..) => 5,
+        Node::Arith(Arith::Mul | Arith::Div, ..) => 6,
+        Node::Neg(..) => 7,
+        _ => 8,
+    }
+}
+
+/// An expression back as SQL text (parenthesised only where precedence needs it).
+pub fn sql(node: &Node) -> String {
+    render(node, 0)
+}
+
+fn render(node: &Node, min: u8) -> String {
+    let p = precedence(node);
+    let s = match node {
+        Node::Field(n) | Node::Metric(n) | Node::Param(n) => n.clone(),
+        Node::Num(x) => exact(*x),
+        Node::Str(s) => format!("'{}'", s.replace('\'', "''")),
+        Node::Bool(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
+        Node::Arith(op, a, b) => {
+            let o = match op {
+                Arith::Add => "+",
+                Arith::Sub => "-",
+                Arith::Mul => "*",
+                Arith::Div => "/",
+            };
+            format!("{} {o} {}", render(a, p), render(b, p + 1))
+        }
+        Node::Cmp(op, a, b) => format!("{} {} {}", render(a, 5), cmp_text(*op), render(b, 5)),
+        Node::And(a, b) => format!("{} AND {}", render(a, p), render(b, p + 1)),
+        Node::Or(a, b) => format!("{} OR {}", render(a, p), render(b, p + 1)),
+        Node::Not(a) => format!("NOT {}", render(a, p)),
+        Node::Neg(a) => format!("-{}", render(a, p + 1)),
+        Node::IsNull { expr, negated } => format!(
+            "{} IS {}NULL",
+            render(expr, 5),
+            if *negated { "NOT " } else { "" }
+        ),
+        Node::Truth {
+            expr,
+            value,
+            negated,
+        } => format!(
+            "{} IS {}{}",
+            render(expr, 5),
+            if *negated { "NOT " } else { "" },
+            if *value { "TRUE" } else { "FALSE" }
+        ),
+        Node::InList {
+            expr,
+            list,
+            negated,
+        } => format!(
+            "{} {}IN ({})",
+            render(expr, 5),
+            if *negated { "NOT " } else { "" },
+            list.iter()
+                .map(|l| render(l, 0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Node::Call { func, args, .. } => format!(
+            "{}({})",
+            match func {
+                Func::Coalesce => "coalesce",
+                Func::Greatest => "greatest",
+                Func::Least => "least",
+                Func::Abs => "abs",
+            },
+            args.iter()
+                .map(|a| render(a, 0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    if p < min {
+        format!("({s})")
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(rel)
+    }
+
+    fn analysis(rules: &RuleSet, rel: &str) -> Analysis {
+        analyze::run(
+            rules,
+            &Options {
+                inputs: vec![fixture(rel)],
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// The evaluator that shows the evidence agrees with the compiled table on every row
+    /// of the generated log and the class fixtures: what it shows is why the rule matched.
+    #[test]
+    fn evidence_agrees_with_the_compiled_rules() {
+        let rules = RuleSet::gateway().unwrap();
+        let mut files = vec![
+            "generated/gateway.parquet".to_string(),
+            "generated/gateway_other_string.jsonl".to_string(),
+            "traces/traces.jsonl".to_string(),
+        ];
+        for entry in std::fs::read_dir(fixture("classes")).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".jsonl") {
+                files.push(format!("classes/{name}"));
+            }
+        }
+        files.sort();
+        for rel in &files {
+            let a = analysis(&rules, rel);
+            let ctx = Ctx::new(&rules, &a.frame).unwrap();
+            let params = rules.param_values();
+            let mut matches = 0;
+            for i in 0..a.frame.height() {
+                let row = ctx.row(i);
+                let tags = row.text("classes").unwrap();
+                let eval = Eval {
+                    row: &row,
+                    params: &params,
+                };
+                for r in &rules.rules {
+                    let ours = eval.eval(&r.node).flag().unwrap_or(false);
+                    let theirs = tags.split(CLASSES_SEPARATOR).any(|t| t == r.class);
+                    assert_eq!(ours, theirs, "{rel} row {i}, rule {}", r.class);
+                    matches += usize::from(ours);
+                }
+            }
+            assert!(matches > 0, "{rel}: no rule matched anywhere");
+            if rel.starts_with("generated") {
+                assert_eq!(a.frame.height(), 3000);
+                assert!(matches >= 736, "{matches}");
+            }
+        }
+    }
+
+    #[test]
+    fn conditions_print_back_as_sql() {
+        let rules = RuleSet::gateway().unwrap();
+        let r = rules.rule("upstream_headers_slow").unwrap();
+        let mut atoms = vec![];
+        conditions(&r.node, &mut atoms);
+        let texts: Vec<String> = atoms.iter().map(|a| sql(a)).collect();
+        assert_eq!(
+            texts,
+            [
+                "header_wait_ms >= header_slow_ms",
+                "header_wait_ms >= dominant_share * total_handler_ms",
+                "is_stream IS NOT FALSE",
+                "output_tokens IS NULL",
+                "output_tokens / header_wait_ms * 1000 < slow_tps",
+            ]
+        );
+        let m = rules.metrics.iter().find(|m| m.name == "upstream_span_ms");
+        assert_eq!(
+            sql(&m.unwrap().node),
+            "coalesce(upstream_done_ms, total_handler_ms) - t1_offset_ms"
+        );
+    }
+
+    #[test]
+    fn exact_numbers() {
+        assert_eq!(exact(5800.0), "5800");
+        assert_eq!(exact(0.25), "0.25");
+        assert_eq!(exact(106.89999999999998), "106.9");
+        assert_eq!(exact(-0.0), "0");
+    }
+}

@@ -1,0 +1,795 @@
+//! The data behind `tracediag report` (the weekly latency report): class counts per period
+//! and the trend between the last two periods, per-model and per-channel percentiles of
+//! every named metric, end-to-end p95 per channel and period, the median timeline (t0…t7)
+//! per class, and CDF points of every named metric. Plain data, sorted and rounded, ready
+//! for the HTML and Markdown renderers in `report::html` and `report::markdown`.
+//!
+//! Time is UTC throughout: hours and days start at UTC midnight, weeks on Monday 00:00 UTC.
+//! Requests without a timestamp stay in every figure that is not over time, and are
+//! counted in `untimed`.
+//!
+//! The report's own writer is here too: a text file written to a temporary file beside
+//! the target and renamed, never over an input, over an existing file only when forced
+//! (the same contract as `output`, for `.html` and `.md`).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use crate::analyze::iso_ms;
+use crate::error::{Error, Result};
+use crate::ruleset::types::Ty;
+use crate::ruleset::RuleSet;
+use crate::stats;
+use crate::summary::{round3, Pct};
+use crate::throughput::quantile7;
+
+const HOUR_MS: i64 = 3_600_000;
+const DAY_MS: i64 = 24 * HOUR_MS;
+const WEEK_MS: i64 = 7 * DAY_MS;
+/// 1970-01-05, the first Monday after the Unix epoch: weeks start on Mondays.
+const MONDAY_MS: i64 = 4 * DAY_MS;
+/// More periods than this make unreadable charts; the user is asked for a longer period.
+pub const MAX_PERIODS: usize = 1000;
+/// CDF points per metric: the type-7 quantiles at k / CDF_STEPS for k = 0…CDF_STEPS.
+pub const CDF_STEPS: usize = 200;
+/// The key used where a request has no model or channel.
+pub const NONE_KEY: &str = "(none)";
+
+const PERIOD_COL: &str = "__period";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Period {
+    Hour,
+    Day,
+    Week,
+}
+
+impl Period {
+    pub fn name(self) -> &'static str {
+        match self {
+            Period::Hour => "hour",
+            Period::Day => "day",
+            Period::Week => "week",
+        }
+    }
+
+    pub fn length_ms(self) -> i64 {
+        match self {
+            Period::Hour => HOUR_MS,
+            Period::Day => DAY_MS,
+            Period::Week => WEEK_MS,
+        }
+    }
+
+    /// The default for a span of data: hours under two days, days under eight weeks,
+    /// weeks beyond.
+    pub fn for_span(span_ms: i64) -> Period {
+        if span_ms < 2 * DAY_MS {
+            Period::Hour
+        } else if span_ms < 8 * WEEK_MS {
+            Period::Day
+        } else {
+            Period::Week
+        }
+    }
+
+    /// Start (ms since the epoch, UTC) of the period holding `ms`.
+    pub fn start(self, ms: i64) -> i64 {
+        let offset = if self == Period::Week { MONDAY_MS } else { 0 };
+        let len = self.length_ms();
+        (ms - offset).div_euclid(len) * len + offset
+    }
+
+    /// A period's name as the tables show it: `2026-11-02 00:00`, `2026-11-02`, or
+    /// `2026-W45 (from 2026-11-02)`.
+    pub fn label(self, start: i64) -> String {
+        let Some(d) = chrono::DateTime::from_timestamp_millis(start) else {
+            return start.to_string();
+        };
+        match self {
+            Period::Hour => d.format("%Y-%m-%d %H:%M").to_string(),
+            Period::Day => d.format("%Y-%m-%d").to_string(),
+            Period::Week => d.format("%G-W%V (from %Y-%m-%d)").to_string(),
+        }
+    }
+
+    /// A short label for a chart axis: `11-02 00:00`, `2026-11-02`.
+    pub fn short_label(self, start: i64) -> String {
+        let Some(d) = chrono::DateTime::from_timestamp_millis(start) else {
+            return start.to_string();
+        };
+        match self {
+            Period::Hour => d.format("%m-%d %H:%M").to_string(),
+            Period::Day | Period::Week => d.format("%Y-%m-%d").to_string(),
+        }
+    }
+}
+
+/// Everything the report shows beyond the `Summary`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Weekly {
+    pub period: Period,
+    /// True when `period` was chosen from the span (no `--period`).
+    pub period_from_span: bool,
+    /// Requests without a timestamp: in every figure except those over time.
+    pub untimed: u64,
+    /// Every class the table can give, in table order, the default class last.
+    pub class_order: Vec<String>,
+    /// Contiguous periods from the first request to the last, empty ones included.
+    pub periods: Vec<PeriodRow>,
+    /// The last period against the one before, when there are at least two.
+    pub trend: Option<Trend>,
+    /// The named metrics, in file order.
+    pub metrics: Vec<MetricInfo>,
+    pub by_model: Vec<GroupMetrics>,
+    pub by_channel: Vec<GroupMetrics>,
+    /// End-to-end p95 per channel and period.
+    pub channel_p95: Vec<ChannelSeries>,
+    pub cdfs: Vec<Cdf>,
+    /// The phases of the median timeline, in timeline order.
+    pub phases: Vec<PhaseInfo>,
+    /// One row per class that has requests, in table order.
+    pub waterfall: Vec<WaterfallRow>,
+    pub rules: Vec<RuleDoc>,
+    pub params: Vec<ParamDoc>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PeriodRow {
+    /// ISO 8601 UTC.
+    pub start: String,
+    pub label: String,
+    pub short_label: String,
+    pub rows: u64,
+    pub failures: u64,
+    /// Requests per class, parallel to `Weekly::class_order`.
+    pub classes: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Trend {
+    pub previous: String,
+    pub last: String,
+    pub previous_rows: u64,
+    pub last_rows: u64,
+    /// One row per class with requests in either period, in table order.
+    pub rows: Vec<TrendRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendRow {
+    pub class: String,
+    pub previous_count: u64,
+    pub last_count: u64,
+    pub count_change: i64,
+    /// Shares (0–1) of their period's requests; null for an empty period.
+    pub previous_share: Option<f64>,
+    pub last_share: Option<f64>,
+    /// In percentage points.
+    pub share_change_pts: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricInfo {
+    pub name: String,
+    pub label: String,
+    /// `ms` or `tokens/s` (or `number` for anything else).
+    pub unit: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupMetrics {
+    pub key: String,
+    pub rows: u64,
+    /// Parallel to `Weekly::metrics`.
+    pub pcts: Vec<Pct>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChannelSeries {
+    pub channel: String,
+    /// Parallel to `Weekly::periods`: (requests with an end-to-end time, p95), null p95
+    /// where the channel had none in that period.
+    pub points: Vec<(u64, Option<f64>)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cdf {
+    pub name: String,
+    pub label: String,
+    pub unit: String,
+    pub n: u64,
+    /// Type-7 quantiles at k / CDF_STEPS, k = 0…CDF_STEPS; empty when n is 0.
+    pub quantiles: Vec<f64>,
+}
+
+impl Cdf {
+    /// The quantile at `q` (one of the k / CDF_STEPS steps, else the nearest one).
+    pub fn at(&self, q: f64) -> Option<f64> {
+        let k = (q * CDF_STEPS as f64).round() as usize;
+        self.quantiles.get(k.min(CDF_STEPS)).copied()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseInfo {
+    /// Stable identifier (`auth`, `t1_t2`, …).
+    pub name: String,
+    pub label: String,
+    /// How it is computed, from which fields.
+    pub doc: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WaterfallRow {
+    pub class: String,
+    pub count: u64,
+    pub end_to_end_p50: Option<f64>,
+    /// Parallel to `Weekly::phases`: the median duration and how many requests have it;
+    /// null where no request of the class has the phase (never 0).
+    pub phases: Vec<PhaseMedian>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseMedian {
+    pub median: Option<f64>,
+    pub n: u64,
+    /// Requests whose duration is built on the estimated t1 offset.
+    pub estimated: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleDoc {
+    pub order: i64,
+    pub class: String,
+    pub when: String,
+    pub look_at: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ParamDoc {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+    pub doc: String,
+}
+
+fn internal(e: PolarsError) -> Error {
+    Error::Usage(format!("internal: cannot compute the report: {e}"))
+}
+
+fn f(name: &str) -> Expr {
+    col(name).cast(DataType::Float64)
+}
+
+/// The t1 offset (t0→t1): exact from `upstream_start_ms`, else the sum of the local phases.
+fn t1_offset() -> Expr {
+    coalesce(&[f("upstream_start_ms"), local_sum()])
+}
+
+fn local_sum() -> Expr {
+    f("auth_ms") + f("distribution_ms") + f("body_read_ms")
+}
+
+/// The phases of the median timeline: (name, label, expression, doc). Every delta is taken
+/// between figures of one origin; t2 is placed on the t0 clock through the t1 offset.
+fn phase_defs() -> Vec<(&'static str, &'static str, Expr, &'static str)> {
+    vec![
+        ("auth", "auth (local)", f("auth_ms"), "auth_ms"),
+        (
+            "distribution",
+            "distribution (local)",
+            f("distribution_ms"),
+            "distribution_ms",
+        ),
+        (
+            "body_read",
+            "body read (local)",
+            f("body_read_ms"),
+            "body_read_ms",
+        ),
+        (
+            "other_before_t1",
+            "other before t1",
+            f("upstream_start_ms") - local_sum(),
+            "upstream_start_ms − (auth_ms + distribution_ms + body_read_ms)",
+        ),
+        (
+            "t1_t2",
+            "t1→t2 headers",
+            f("upstream_headers_ms"),
+            "upstream_headers_ms (counted from t1)",
+        ),
+        (
+            "t2_t3",
+            "t2→t3 first event",
+            f("first_sse_event_ms") - (f("upstream_headers_ms") + t1_offset()),
+            "first_sse_event_ms − (upstream_headers_ms + t1 offset); estimated where the log has no upstream_start_ms",
+        ),
+        (
+            "t3_t4",
+            "t3→t4 first effective",
+            f("first_response_ms") - f("first_sse_event_ms"),
+            "first_response_ms − first_sse_event_ms",
+        ),
+        (
+            "t4_t5",
+            "t4→t5 first text",
+            f("first_text_delta_ms") - f("first_response_ms"),
+            "first_text_delta_ms − first_response_ms",
+        ),
+        (
+            "t5_t6",
+            "t5→t6 generation",
+            f("upstream_done_ms") - f("first_text_delta_ms"),
+            "upstream_done_ms − first_text_delta_ms",
+        ),
+        (
+            "t6_t7",
+            "t6→t7 gateway after upstream",
+            f("total_handler_ms") - f("upstream_done_ms"),
+            "total_handler_ms − upstream_done_ms",
+        ),
+    ]
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn unit_of(ty: &Ty) -> &'static str {
+    match ty {
+        Ty::Point { .. } | Ty::Span => "ms",
+        Ty::Rate => "tokens/s",
+        _ => "number",
+    }
+}
+
+fn is_failure() -> Expr {
+    col("outcome")
+        .is_not_null()
+        .and(col("outcome").neq(lit("ok")))
+}
+
+/// Compute the report data from an analysed frame (`analyze::run(..).frame`).
+/// `period`: `None` chooses it from the span of the timestamps.
+pub fn build(rules: &RuleSet, frame: &DataFrame, period: Option<Period>) -> Result<Weekly> {
+    build_inner(rules, frame, period).map_err(|e| match e {
+        Inner::Polars(e) => internal(e),
+        Inner::Usage(e) => e,
+    })
+}
+
+enum Inner {
+    Polars(PolarsError),
+    Usage(Error),
+}
+
+impl From<PolarsError> for Inner {
+    fn from(e: PolarsError) -> Self {
+        Inner::Polars(e)
+    }
+}
+
+fn build_inner(
+    rules: &RuleSet,
+    frame: &DataFrame,
+    period: Option<Period>,
+) -> std::result::Result<Weekly, Inner> {
+    let class_order: Vec<String> = rules
+        .class_order()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+
+    // Periods, computed here on the millisecond values.
+    let ts = frame.column("timestamp")?.cast(&DataType::Int64)?;
+    let ts = ts.i64()?;
+    let ts: Vec<Option<i64>> = (0..ts.len()).map(|i| ts.get(i)).collect();
+    let untimed = ts.iter().filter(|t| t.is_none()).count() as u64;
+    let (lo, hi) =
+        ts.iter()
+            .flatten()
+            .fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), &t| {
+                (
+                    Some(lo.map_or(t, |l| l.min(t))),
+                    Some(hi.map_or(t, |h| h.max(t))),
+                )
+            });
+    let period_from_span = period.is_none();
+    let period = period.unwrap_or_else(|| match (lo, hi) {
+        (Some(lo), Some(hi)) => Period::for_span(hi - lo),
+        _ => Period::Hour,
+    });
+    let starts: Vec<i64> = match (lo, hi) {
+        (Some(lo), Some(hi)) => {
+            let (first, last) = (period.start(lo), period.start(hi));
+            let count = ((last - first) / period.length_ms()) as usize + 1;
+            if count > MAX_PERIODS {
+                return Err(Inner::Usage(Error::Usage(format!(
+                    "the requests span {count} {}s (more than {MAX_PERIODS}): pass a longer --period",
+                    period.name()
+                ))));
+            }
+            (0..count as i64)
+                .map(|i| first + i * period.length_ms())
+                .collect()
+        }
+        _ => vec![],
+    };
+    let period_keys: Vec<Option<String>> = ts
+        .iter()
+        .map(|t| t.and_then(|t| iso_ms(period.start(t))))
+        .collect();
+    let mut df = frame.clone();
+    df.with_column(Column::new(PERIOD_COL.into(), period_keys))?;
+    let lf = df.lazy();
+
+    let pkey = vec![PERIOD_COL.to_string()];
+    let pclass = vec![PERIOD_COL.to_string(), "class".to_string()];
+    let p_rows = stats::counts(lf.clone(), &pkey)?;
+    let p_fail = stats::trues(lf.clone(), &pkey, is_failure())?;
+    let p_class = stats::counts(lf.clone(), &pclass)?;
+    let periods: Vec<PeriodRow> = starts
+        .iter()
+        .map(|&s| {
+            let iso = iso_ms(s).unwrap_or_default();
+            let key = vec![Some(iso.clone())];
+            PeriodRow {
+                rows: p_rows.get(&key).copied().unwrap_or(0),
+                failures: p_fail.get(&key).copied().unwrap_or(0),
+                classes: class_order
+                    .iter()
+                    .map(|c| {
+                        p_class
+                            .get(&vec![Some(iso.clone()), Some(c.clone())])
+                            .copied()
+                            .unwrap_or(0)
+                    })
+                    .collect(),
+                start: iso,
+                label: period.label(s),
+                short_label: period.short_label(s),
+            }
+        })
+        .collect();
+
+    let trend = (periods.len() >= 2).then(|| {
+        let prev = &periods[periods.len() - 2];
+        let last = &periods[periods.len() - 1];
+        let share = |n: u64, rows: u64| (rows > 0).then(|| round3(n as f64 / rows as f64));
+        let rows = class_order
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| prev.classes[*i] > 0 || last.classes[*i] > 0)
+            .map(|(i, c)| {
+                let (a, b) = (prev.classes[i], last.classes[i]);
+                let (sa, sb) = (share(a, prev.rows), share(b, last.rows));
+                TrendRow {
+                    class: c.clone(),
+                    previous_count: a,
+                    last_count: b,
+                    count_change: b as i64 - a as i64,
+                    previous_share: sa,
+                    last_share: sb,
+                    share_change_pts: match (sa, sb) {
+                        (Some(x), Some(y)) => Some(round3((y - x) * 100.0)),
+                        _ => None,
+                    },
+                }
+            })
+            .collect();
+        Trend {
+            previous: prev.label.clone(),
+            last: last.label.clone(),
+            previous_rows: prev.rows,
+            last_rows: last.rows,
+            rows,
+        }
+    });
+
+    // Named metrics per model and per channel.
+    let reported = rules.reported_metrics();
+    let metrics: Vec<MetricInfo> = reported
+        .iter()
+        .map(|m| MetricInfo {
+            name: m.name.clone(),
+            label: m.label.clone().unwrap_or_else(|| m.name.clone()),
+            unit: unit_of(&m.ty).to_string(),
+        })
+        .collect();
+    let names: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
+    let per = |key: &str| -> PolarsResult<Vec<GroupMetrics>> {
+        let keys = vec![key.to_string()];
+        let counts = stats::counts(lf.clone(), &keys)?;
+        let pcts = stats::percentiles(lf.clone(), &keys, &names)?;
+        let mut out: Vec<GroupMetrics> = pcts
+            .into_iter()
+            .map(|(k, pcts)| GroupMetrics {
+                rows: counts.get(&k).copied().unwrap_or(0),
+                key: k[0].clone().unwrap_or_else(|| NONE_KEY.to_string()),
+                pcts,
+            })
+            .collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    };
+    let by_model = per("model")?;
+    let by_channel = per("channel")?;
+
+    // End-to-end p95 per channel and period.
+    let e2e = vec!["total_handler_ms".to_string()];
+    let pc = stats::percentiles(
+        lf.clone()
+            .filter(col(PERIOD_COL).is_not_null())
+            .with_column(col("channel").fill_null(lit(NONE_KEY))),
+        &[PERIOD_COL.to_string(), "channel".to_string()],
+        &e2e,
+    )?;
+    let mut by_ch: BTreeMap<String, BTreeMap<String, (u64, Option<f64>)>> = BTreeMap::new();
+    for (k, p) in pc {
+        if let (Some(period), Some(ch)) = (&k[0], &k[1]) {
+            by_ch
+                .entry(ch.clone())
+                .or_default()
+                .insert(period.clone(), (p[0].n, p[0].p95));
+        }
+    }
+    let channel_p95 = by_ch
+        .into_iter()
+        .map(|(channel, m)| ChannelSeries {
+            channel,
+            points: periods
+                .iter()
+                .map(|p| m.get(&p.start).copied().unwrap_or((0, None)))
+                .collect(),
+        })
+        .collect();
+
+    // CDF points of every named metric.
+    let mut cdfs = vec![];
+    for m in &metrics {
+        let c = frame.column(&m.name)?.cast(&DataType::Float64)?;
+        let c = c.f64()?;
+        let mut v: Vec<f64> = (0..c.len())
+            .filter_map(|i| c.get(i))
+            .filter(|x| x.is_finite())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let quantiles = if v.is_empty() {
+            vec![]
+        } else {
+            (0..=CDF_STEPS)
+                .map(|k| round3(quantile7(&v, k as f64 / CDF_STEPS as f64).unwrap_or(0.0)))
+                .collect()
+        };
+        cdfs.push(Cdf {
+            name: m.name.clone(),
+            label: m.label.clone(),
+            unit: m.unit.clone(),
+            n: v.len() as u64,
+            quantiles,
+        });
+    }
+
+    // The median timeline per class.
+    let defs = phase_defs();
+    let phases: Vec<PhaseInfo> = defs
+        .iter()
+        .map(|(name, label, _, doc)| PhaseInfo {
+            name: name.to_string(),
+            label: label.to_string(),
+            doc: doc.to_string(),
+        })
+        .collect();
+    let phase_cols: Vec<String> = defs.iter().map(|d| format!("__phase_{}", d.0)).collect();
+    let plf = lf.clone().with_columns(
+        defs.iter()
+            .zip(&phase_cols)
+            .map(|(d, c)| d.2.clone().alias(c.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let class_key = vec!["class".to_string()];
+    let medians = stats::percentiles(plf.clone(), &class_key, &phase_cols)?;
+    let class_counts = stats::counts(plf.clone(), &class_key)?;
+    let e2e_p50 = stats::percentiles(plf.clone(), &class_key, &e2e)?;
+    let t2_t3 = phase_cols[defs.iter().position(|d| d.0 == "t2_t3").unwrap_or(0)].clone();
+    let estimated = stats::trues(
+        plf,
+        &class_key,
+        col(t2_t3.as_str())
+            .is_not_null()
+            .and(col("upstream_start_ms").is_null()),
+    )?;
+    let waterfall = class_order
+        .iter()
+        .filter_map(|c| {
+            let key = vec![Some(c.clone())];
+            let count = class_counts.get(&key).copied().unwrap_or(0);
+            if count == 0 {
+                return None;
+            }
+            let pcts = medians.get(&key)?;
+            Some(WaterfallRow {
+                class: c.clone(),
+                count,
+                end_to_end_p50: e2e_p50.get(&key).and_then(|p| p[0].p50),
+                phases: defs
+                    .iter()
+                    .zip(pcts)
+                    .map(|(d, p)| PhaseMedian {
+                        median: p.p50,
+                        n: p.n,
+                        estimated: if d.0 == "t2_t3" {
+                            estimated.get(&key).copied().unwrap_or(0)
+                        } else {
+                            0
+                        },
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+
+    Ok(Weekly {
+        period,
+        period_from_span,
+        untimed,
+        class_order,
+        periods,
+        trend,
+        metrics,
+        by_model,
+        by_channel,
+        channel_p95,
+        cdfs,
+        phases,
+        waterfall,
+        rules: rules
+            .rules
+            .iter()
+            .map(|r| RuleDoc {
+                order: r.order,
+                class: r.class.clone(),
+                when: one_line(&r.when),
+                look_at: r.look_at.clone(),
+            })
+            .collect(),
+        params: rules
+            .params
+            .iter()
+            .map(|p| ParamDoc {
+                name: p.name.clone(),
+                value: p.value,
+                unit: p.unit.clone(),
+                doc: one_line(&p.doc),
+            })
+            .collect(),
+    })
+}
+
+/// The report's file format, from the `--out` extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Html,
+    Markdown,
+}
+
+impl ReportFormat {
+    pub fn from_path(path: &Path) -> Result<ReportFormat> {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("html") | Some("htm") => Ok(ReportFormat::Html),
+            Some("md") | Some("markdown") => Ok(ReportFormat::Markdown),
+            other => Err(Error::Usage(format!(
+                "--out {}: expected a .html or .md file, found {}",
+                path.display(),
+                other
+                    .map(|e| format!("`.{e}`"))
+                    .unwrap_or_else(|| "no extension".into())
+            ))),
+        }
+    }
+}
+
+/// Check the report target before any work is done: the format, never an input, an
+/// existing file only with `force`, never a directory (as `output::check_target`).
+pub fn check_target(path: &Path, inputs: &[PathBuf], force: bool) -> Result<ReportFormat> {
+    let format = ReportFormat::from_path(path)?;
+    let target = std::path::absolute(path).map_err(|e| Error::output(path, e.to_string()))?;
+    for input in inputs {
+        let same = match (std::fs::canonicalize(input), std::fs::canonicalize(path)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => std::path::absolute(input).ok().as_deref() == Some(target.as_path()),
+        };
+        if same {
+            return Err(Error::output(path, "refusing to write over an input file"));
+        }
+    }
+    if path.is_dir() {
+        return Err(Error::output(path, "is a directory"));
+    }
+    if path.exists() && !force {
+        return Err(Error::output(
+            path,
+            "already exists; pass --force to replace it",
+        ));
+    }
+    Ok(format)
+}
+
+/// Write `text` to `path` atomically: a temporary file beside it, synced, then renamed.
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tracediag-").suffix(".tmp");
+    // A report is for reading: the usual file mode (0666 less the umask), not the
+    // owner-only mode of a temporary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(&dir).map_err(|e| {
+        Error::output(
+            path,
+            format!("cannot create a temporary file in {}: {e}", dir.display()),
+        )
+    })?;
+    let fail = |e: std::io::Error| Error::output(path, e.to_string());
+    tmp.write_all(text.as_bytes()).map_err(fail)?;
+    tmp.flush().map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    // Dropping `tmp` on any error above removes the temporary file.
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn period_starts_are_utc_and_weeks_start_on_monday() {
+        // 2026-11-04T15:30:00Z is a Wednesday.
+        let t = crate::analyze::parse_instant("2026-11-04T15:30:00Z").unwrap();
+        assert_eq!(
+            iso_ms(Period::Hour.start(t)).unwrap(),
+            "2026-11-04T15:00:00.000Z"
+        );
+        assert_eq!(
+            iso_ms(Period::Day.start(t)).unwrap(),
+            "2026-11-04T00:00:00.000Z"
+        );
+        assert_eq!(
+            iso_ms(Period::Week.start(t)).unwrap(),
+            "2026-11-02T00:00:00.000Z"
+        );
+        assert_eq!(
+            Period::Week.label(Period::Week.start(t)),
+            "2026-W45 (from 2026-11-02)"
+        );
+        // Before the epoch too.
+        assert_eq!(Period::Hour.start(-1), -HOUR_MS);
+    }
+
+    #[test]
+    fn period_from_span() {
+        assert_eq!(Period::for_span(100 * 60_000), Period::Hour);
+        assert_eq!(Period::for_span(2 * DAY_MS), Period::Day);
+        assert_eq!(Period::for_span(8 * WEEK_MS - 1), Period::Day);
+        assert_eq!(Period::for_span(8 * WEEK_MS), Period::Week);
+    }
+}

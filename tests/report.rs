@@ -1,0 +1,365 @@
+//! `tracediag report`: the weekly latency report as Markdown (snapshot) and as one
+//! self-contained HTML file (sections, charts with data, nothing external, no content
+//! field), its determinism, its period and trend, and the `--out` contract.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use tracediag::ruleset::RuleSet;
+use tracediag::weekly::{self, Period};
+
+const GENERATED: &str = "fixtures/generated/gateway.parquet";
+
+/// The content strings `examples/generate.rs` writes into the prompt, response, api_key and
+/// `other.messages` columns of the generated fixtures (its CANARY_* constants).
+const CANARIES: [&str; 5] = [
+    "CANARY-PROMPT-do-not-leak",
+    "CANARY-RESPONSE-do-not-leak",
+    "sk-CANARY-KEY-do-not-leak",
+    "CANARY-MESSAGES-do-not-leak",
+    "CANARY",
+];
+
+/// Every section heading, in page order (both formats).
+const SECTIONS: [&str; 10] = [
+    "What was analysed",
+    "Diagnosis by class",
+    "Class share over time",
+    "p95 end-to-end over time per channel",
+    "Median timeline per class",
+    "Latency distributions",
+    "Named metrics by model",
+    "Named metrics by channel",
+    "Data quality",
+    "Rules and thresholds",
+];
+
+/// The charts of the generated log's report.
+const CHARTS: [&str; 6] = [
+    "class-share",
+    "p95-by-channel",
+    "waterfall",
+    "cdf-time-to",
+    "cdf-phases",
+    "cdf-rates",
+];
+
+/// Run `tracediag report ARGS… --out DIR/NAME` (from the project root) and return the file.
+fn report(dir: &Path, name: &str, args: &[&str]) -> String {
+    let out = dir.join(name);
+    let mut all: Vec<&str> = vec!["report"];
+    all.extend(args);
+    let target = out.to_str().unwrap().to_string();
+    all.extend(["--out", &target]);
+    let o = cli(&all);
+    assert_eq!(o.status.code(), Some(0), "{all:?}: {}", stderr(&o));
+    assert!(stdout(&o).is_empty(), "the report goes to --out only");
+    std::fs::read_to_string(&out).unwrap()
+}
+
+fn fails(args: &[&str]) -> String {
+    let o = cli(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?} should fail");
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// (chart name, number of `data-series` marks) for every `<svg data-chart=…>`.
+fn charts(html: &str) -> Vec<(String, usize)> {
+    html.split("</svg>")
+        .filter_map(|part| {
+            let i = part.find("<svg data-chart=\"")?;
+            let rest = &part[i + "<svg data-chart=\"".len()..];
+            let name = rest[..rest.find('"')?].to_string();
+            Some((name, rest.matches("data-series=\"").count()))
+        })
+        .collect()
+}
+
+fn series_of<'a>(html: &'a str, chart: &str) -> &'a str {
+    let start = html
+        .find(&format!("<svg data-chart=\"{chart}\""))
+        .unwrap_or_else(|| panic!("no chart {chart}"));
+    let end = start + html[start..].find("</svg>").unwrap();
+    &html[start..end]
+}
+
+#[test]
+fn markdown_report_of_the_generated_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report(dir.path(), "report.md", &[GENERATED]);
+    for s in SECTIONS {
+        assert!(md.contains(&format!("\n## {s}\n")), "missing section {s}");
+    }
+    insta::assert_snapshot!("markdown_generated", md);
+}
+
+#[test]
+fn html_report_has_every_section_and_a_chart_with_data_for_each_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = report(dir.path(), "report.html", &[GENERATED]);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for s in SECTIONS {
+        assert!(html.contains(&format!(">{s}</h2>")), "missing section {s}");
+    }
+    assert!(html.contains("UTC"), "the time zone is said");
+    let found = charts(&html);
+    let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, CHARTS, "charts in page order");
+    for (name, marks) in &found {
+        assert!(*marks > 0, "chart {name} has no data-series mark");
+        let svg = series_of(&html, name);
+        assert!(svg.contains("<title>"), "chart {name} has a title");
+        assert!(svg.contains("data-legend"), "chart {name} has a legend");
+        assert!(
+            svg.contains("(ms") || svg.contains("(%)") || svg.contains("tokens/s"),
+            "chart {name} has axis units"
+        );
+    }
+    // The CDFs: one line per named metric.
+    let m = charts(&html);
+    let count = |n: &str| m.iter().find(|(c, _)| c == n).unwrap().1;
+    assert_eq!(count("cdf-time-to"), 5, "time to headers … end-to-end");
+    assert_eq!(count("cdf-phases") + count("cdf-rates"), 7);
+    // Three channels, one line each.
+    assert_eq!(count("p95-by-channel"), 3);
+    for ch in ["ch-east", "ch-eu", "ch-west"] {
+        assert!(series_of(&html, "p95-by-channel").contains(&format!("data-series=\"{ch}\"")));
+    }
+    // Class share: every class of the generated log appears in some period.
+    let share = series_of(&html, "class-share");
+    for class in RuleSet::gateway().unwrap().class_order() {
+        assert!(
+            share.contains(&format!("data-series=\"{class}\"")),
+            "class {class} missing from the class-share chart"
+        );
+    }
+    // The waterfall: one end-to-end marker per class with an end-to-end time, phases as bars.
+    let wf = series_of(&html, "waterfall");
+    assert!(wf.matches("data-series=\"end_to_end_p50\"").count() >= 9);
+    assert!(wf.contains("<rect data-series=\"t1_t2\""));
+    assert!(wf.contains("<rect data-series=\"t5_t6\""));
+}
+
+#[test]
+fn html_report_is_self_contained_and_carries_no_content() {
+    let dir = tempfile::tempdir().unwrap();
+    // The generated fixtures carry canary strings in prompt, response, api_key and (as a
+    // JSON string) other.messages; make sure they are there to be leaked.
+    for f in ["gateway.jsonl", "gateway_other_string.jsonl"] {
+        let text = std::fs::read_to_string(fixture(&format!("generated/{f}"))).unwrap();
+        assert!(text.contains(CANARIES[0]) && text.contains(CANARIES[2]));
+    }
+    for (i, input) in [
+        GENERATED,
+        "fixtures/generated/gateway.jsonl",
+        "fixtures/generated/gateway_other_string.jsonl",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let html = report(dir.path(), &format!("r{i}.html"), &[input]);
+        let lower = html.to_lowercase();
+        for bad in [
+            "http", "<script", "<img", "<link", "<iframe", "url(", "@import", "src=", "href=",
+        ] {
+            assert!(!lower.contains(bad), "{input}: the HTML contains `{bad}`");
+        }
+        for c in CANARIES {
+            assert!(!html.contains(c), "{input}: the HTML leaks {c}");
+        }
+        assert!(!lower.contains("api_key") && !lower.contains("messages"));
+        let md = report(dir.path(), &format!("r{i}.md"), &[input]);
+        for c in CANARIES {
+            assert!(!md.contains(c), "{input}: the Markdown leaks {c}");
+        }
+        assert!(!md.contains("http"));
+    }
+}
+
+#[test]
+fn reports_are_byte_identical_on_two_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for ext in ["html", "md"] {
+        let a = report(dir.path(), &format!("a.{ext}"), &[GENERATED]);
+        let b = report(dir.path(), &format!("b.{ext}"), &[GENERATED]);
+        assert!(a == b, "two runs of the {ext} report differ");
+    }
+}
+
+#[test]
+fn out_refuses_an_input_an_existing_file_and_other_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    // An input that has a report's extension (read with --input-format).
+    let input = dir.path().join("log.md");
+    std::fs::copy(fixture("traces/traces.jsonl"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let p = input.to_str().unwrap();
+    let err = fails(&[
+        "report",
+        p,
+        "--input-format",
+        "jsonl",
+        "--out",
+        p,
+        "--force",
+    ]);
+    assert!(
+        err.contains("refusing to write over an input file"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        before,
+        "the input is untouched"
+    );
+
+    // An existing file: refused without --force, replaced with it.
+    let out = dir.path().join("report.html");
+    std::fs::write(&out, "keep me").unwrap();
+    let o = out.to_str().unwrap();
+    let err = fails(&["report", "fixtures/traces/traces.jsonl", "--out", o]);
+    assert!(err.contains("already exists; pass --force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
+    let ok = cli(&[
+        "report",
+        "fixtures/traces/traces.jsonl",
+        "--out",
+        o,
+        "--force",
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    // No temporary file is left beside the target.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tracediag-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // Neither .html nor .md.
+    let txt = dir.path().join("report.txt");
+    let err = fails(&[
+        "report",
+        "fixtures/traces/traces.jsonl",
+        "--out",
+        txt.to_str().unwrap(),
+    ]);
+    assert!(err.contains("expected a .html or .md file"), "{err}");
+    assert!(!txt.exists());
+    // --out is required.
+    fails(&["report", "fixtures/traces/traces.jsonl"]);
+}
+
+#[test]
+fn period_hour_gives_two_periods_and_the_trend_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report(dir.path(), "hour.md", &[GENERATED, "--period", "hour"]);
+    assert!(md.contains("| 2026-11-02 00:00 | 1800 |"), "first hour");
+    assert!(md.contains("| 2026-11-02 01:00 | 1200 |"), "second hour");
+    assert!(md.contains("| requests, previous → last hour | share, previous → last hour |"));
+    assert!(md.contains("Trend: the last hour (2026-11-02 01:00 UTC, 1200 requests)"));
+    // The default class's row carries its counts in both hours.
+    assert!(md.contains("| 1370 → 894 (-476) | 76.1% → 74.5% (-1.6 pp) |"));
+    let html = report(dir.path(), "hour.html", &[GENERATED, "--period", "hour"]);
+    assert!(html.contains("requests, previous → last hour"));
+    assert_eq!(
+        series_of(&html, "class-share")
+            .matches("data-series=\"normal\"")
+            .count(),
+        2,
+        "one bar per hour"
+    );
+
+    // A day holds the whole log: one period, no trend columns.
+    let md = report(dir.path(), "day.md", &[GENERATED, "--period", "day"]);
+    assert!(md.contains("No trend: the requests fall in one day (UTC)."));
+    assert!(!md.contains("previous → last"));
+    assert!(md.contains("| 2026-11-02 | 3000 |"));
+    // The default period for 100 minutes is the hour.
+    let md = report(dir.path(), "auto.md", &[GENERATED]);
+    assert!(md.contains("2 periods of one hour (chosen from the span"));
+}
+
+#[test]
+fn since_and_until_narrow_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report(
+        dir.path(),
+        "w.md",
+        &[GENERATED, "--since", "2026-11-02T01:00:00Z"],
+    );
+    assert!(md.contains("- **Requests:** 1200\n"));
+    assert!(md.contains("- **Window:** 2026-11-02T01:00:00.000Z ≤ received < +∞"));
+    assert!(md.contains("No trend: the requests fall in one hour (UTC)."));
+}
+
+#[test]
+fn the_median_timeline_skips_missing_phases() {
+    // The article's traces log no local phases and no upstream end (t6): those phases are
+    // null, never 0, and are not drawn.
+    let rules = RuleSet::gateway().unwrap();
+    let a = run(&rules, &[fixture("traces/traces.jsonl")]);
+    let w = weekly::build(&rules, &a.frame, None).unwrap();
+    assert_eq!(w.period, Period::Hour);
+    let idx = |n: &str| w.phases.iter().position(|p| p.name == n).unwrap();
+    assert_eq!(w.waterfall.len(), 3);
+    for row in &w.waterfall {
+        for missing in ["auth", "other_before_t1", "t5_t6", "t6_t7"] {
+            assert_eq!(row.phases[idx(missing)].median, None, "{}", row.class);
+            assert_eq!(row.phases[idx(missing)].n, 0);
+        }
+        assert!(row.phases[idx("t1_t2")].median.is_some());
+    }
+    let b = w
+        .waterfall
+        .iter()
+        .find(|r| r.class == "action_text_gap")
+        .unwrap();
+    assert_eq!(
+        b.phases[idx("t4_t5")].median,
+        Some(5800.0),
+        "Trace B waits 5.8 s for text"
+    );
+    assert_eq!(b.phases[idx("t4_t5")].estimated, 0);
+    // t2→t3 needs the t1 offset, which these traces cannot give.
+    assert_eq!(b.phases[idx("t2_t3")].median, None);
+
+    let dir = tempfile::tempdir().unwrap();
+    let html = report(dir.path(), "t.html", &["fixtures/traces/traces.jsonl"]);
+    let wf = series_of(&html, "waterfall");
+    assert!(!wf.contains("data-series=\"t5_t6\""));
+    assert!(!wf.contains("data-series=\"auth\""));
+    assert!(wf.contains("data-series=\"t4_t5\""));
+}
+
+#[test]
+fn the_thresholds_used_are_listed_after_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = report(
+        dir.path(),
+        "set.md",
+        &[
+            "fixtures/traces/traces.jsonl",
+            "--set",
+            "header_slow_ms=2500",
+        ],
+    );
+    assert!(md.contains("| `header_slow_ms` | 2500 | ms |"), "{md}");
+    assert!(md.contains("| 1 | `upstream_headers_slow` | `header_wait_ms >= header_slow_ms AND"));
+}
+
+/// The whole HTML of the seed traces' report, snapshotted like every other format (small
+/// input, so the file stays readable in review).
+#[test]
+fn html_report_of_the_seed_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = report(dir.path(), "traces.html", &["fixtures/traces/traces.jsonl"]);
+    insta::assert_snapshot!(html);
+}

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::progress::Progress;
 use tracediag::analyze::{self, Options};
 use tracediag::catalogue::Catalogue;
 use tracediag::error::{Error, Result};
@@ -27,6 +28,9 @@ ordered rule table (rules/gateway.toml). Azure Monitor metric exports get a clas
 and window from rules/azure.toml."
 )]
 pub struct Cli {
+    /// No progress indicator on stderr (it only ever shows on a terminal, for large inputs).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -345,7 +349,9 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
         since,
         until,
     };
+    let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
+    drop(progress);
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
         let mut df = output::project(&analysis.frame, &rules, fmt)?;
         output::write(&mut df, path, fmt)?;
@@ -389,7 +395,9 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
         until,
         ..Default::default()
     };
+    let progress = Progress::start("diagnosing", &opts.inputs);
     let analysis = monitor::run(&rules, &opts)?;
+    drop(progress);
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
         let mut df = monitor::project(&analysis.frame, &rules, fmt)?;
         output::write(&mut df, path, fmt)?;
@@ -422,7 +430,9 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
             .filter(|s| !s.is_empty())
             .collect();
     let (since, until) = a.window.bounds()?;
+    let progress = Progress::start("counting", &inputs);
     let t = throughput::run(&inputs, input_format(a.input_format), &by, since, until)?;
+    drop(progress);
     emit(&match a.format {
         Format::Table => report::throughput::terminal(&t),
         Format::Json => report::throughput::json(&t),
@@ -474,6 +484,8 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
     }
     let rules = load_rules(&a.rule_args)?;
     let (since, until) = a.window.bounds()?;
+    let all: Vec<PathBuf> = paths.iter().map(|p| (*p).clone()).collect();
+    let progress = Progress::start("comparing", &all);
     let c = compare::run(
         &rules,
         &compare::Options {
@@ -485,6 +497,7 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
             resamples: compare::DEFAULT_RESAMPLES,
         },
     )?;
+    drop(progress);
     emit(&match a.format {
         Format::Table => report::compare::terminal(&c),
         Format::Json => report::compare::json(&c),
@@ -517,7 +530,9 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
         since,
         until,
     };
+    let progress = Progress::start("reading", &opts.inputs);
     let e = explain::run(&rules, &opts, &target)?;
+    drop(progress);
     emit(&match a.format {
         Format::Table => report::explain::terminal(&e),
         Format::Json => report::explain::json(&e),
@@ -574,8 +589,10 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         since,
         until,
     };
+    let progress = Progress::start("reporting on", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     let data = weekly::build(&rules, &analysis.frame, period)?;
+    drop(progress);
     let text = match format {
         ReportFormat::Html => report::html::render(&analysis.summary, &data),
         ReportFormat::Markdown => report::markdown::render(&analysis.summary, &data),
@@ -594,6 +611,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
 /// Run the command line; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
+    crate::progress::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Analyze(a) => analyze_cmd(a),
         Command::Rules(a) => rules_cmd(a),

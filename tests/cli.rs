@@ -337,3 +337,18 @@ fn since_and_until_narrow_to_an_incident_window() {
         .unwrap();
     assert_eq!(unexplained["windows"], 40);
 }
+
+/// Inputs above the spinner's size threshold (8 × 2.3 MB here) still print nothing on a
+/// stderr that is not a terminal, with or without --quiet.
+#[test]
+fn no_progress_output_when_stderr_is_not_a_terminal() {
+    let mut args = vec!["analyze"];
+    args.extend(["fixtures/generated/gateway.jsonl"; 8]);
+    args.extend(["--format", "json"]);
+    let out = cli(&args);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out), "");
+    args.push("--quiet");
+    let out = cli(&args);
+    assert_eq!((out.status.code(), stderr(&out).as_str()), (Some(0), ""));
+}

@@ -141,6 +141,10 @@ struct AnalyzeArgs {
     /// Replace --out if it exists.
     #[arg(long)]
     force: bool,
+    /// Exit 1 when any data-quality check flags a row (for pipelines); the report is
+    /// still printed and written.
+    #[arg(long)]
+    strict: bool,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
@@ -312,7 +316,8 @@ fn emit(text: &str) -> Result<()> {
     }
 }
 
-fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
+/// Returns the exit code: 0, or 1 with `--strict` when data-quality findings exist.
+fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let inputs = source::expand(&a.inputs)?;
     let metrics: Vec<bool> = inputs
         .iter()
@@ -324,7 +329,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
                 "the inputs mix Azure Monitor metric exports and gateway request logs: analyze them in separate runs".into(),
             ));
         }
-        return monitor_cmd(a, inputs);
+        return monitor_cmd(a, inputs).map(|()| 0);
     }
     if !a.baseline.is_empty() {
         return Err(Error::Usage(
@@ -365,7 +370,22 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<()> {
         Format::Table => report::Terminal.render(&analysis.summary),
         Format::Json => report::Json.render(&analysis.summary),
     };
-    emit(&text)
+    emit(&text)?;
+    let flagged: Vec<String> = analysis
+        .summary
+        .quality
+        .iter()
+        .filter(|q| q.count > 0)
+        .map(|q| format!("{} {}", q.check, q.count))
+        .collect();
+    if a.strict && !flagged.is_empty() {
+        eprintln!(
+            "tracediag: --strict: data-quality findings ({}): exit code 1",
+            flagged.join(", ")
+        );
+        return Ok(1);
+    }
+    Ok(0)
 }
 
 fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
@@ -612,8 +632,18 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     crate::progress::set_quiet(cli.quiet);
+    // An interrupted run leaves no partial output: outputs are renamed into place only
+    // when complete, and the temporary file of a write in progress is removed here.
+    let _ = ctrlc::set_handler(|| {
+        output::remove_partial();
+        std::process::exit(130);
+    });
     let result = match cli.command {
-        Command::Analyze(a) => analyze_cmd(a),
+        Command::Analyze(a) => match analyze_cmd(a) {
+            Ok(0) => Ok(()),
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Rules(a) => rules_cmd(a),
         Command::Throughput(a) => throughput_cmd(a),
         Command::Compare(a) => match compare_cmd(a) {

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use polars::prelude::*;
 
@@ -108,51 +109,84 @@ pub fn check_target(path: &Path, inputs: &[PathBuf], force: bool) -> Result<OutF
     Ok(format)
 }
 
-/// Write `df` (already projected to `columns`) to `path` atomically.
-pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
+/// The temporary file being written right now, so an interrupt can remove it.
+static IN_PROGRESS: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Remove the temporary file of a write that an interrupt (SIGINT, SIGTERM) cuts short.
+/// Called from the CLI's signal handler; the target itself is only ever renamed into
+/// place complete, so nothing else can be partial.
+pub fn remove_partial() {
+    if let Ok(mut current) = IN_PROGRESS.lock() {
+        if let Some(p) = current.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn in_progress(path: Option<PathBuf>) {
+    if let Ok(mut current) = IN_PROGRESS.lock() {
+        *current = path;
+    }
+}
+
+/// Write `path` atomically: `fill` writes into a temporary file in the same directory,
+/// which is synced and renamed over `path` only when complete. On an error the
+/// temporary file is removed (dropped); on an interrupt, by `remove_partial`.
+pub fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<&File>) -> std::result::Result<(), String>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".tracediag-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| {
-            Error::output(
-                path,
-                format!("cannot create a temporary file in {}: {e}", dir.display()),
-            )
-        })?;
-    let fail = |e: String| Error::output(path, e);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tracediag-").suffix(".tmp");
+    // Outputs are for reading: the usual file mode (0666 less the umask), not the
+    // owner-only mode of a temporary file.
+    #[cfg(unix)]
     {
-        let file: &File = tmp.as_file();
-        let mut w = BufWriter::new(file);
-        match format {
-            OutFormat::Parquet => {
-                ParquetWriter::new(&mut w)
-                    .finish(df)
-                    .map_err(|e| fail(e.to_string()))?;
-            }
-            OutFormat::Csv => {
-                CsvWriter::new(&mut w)
-                    .include_header(true)
-                    .finish(df)
-                    .map_err(|e| fail(e.to_string()))?;
-            }
-            OutFormat::JsonLines => {
-                JsonWriter::new(&mut w)
-                    .with_json_format(JsonFormat::JsonLines)
-                    .finish(df)
-                    .map_err(|e| fail(e.to_string()))?;
-            }
-        }
-        w.flush().map_err(|e| fail(e.to_string()))?;
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    tmp.as_file().sync_all().map_err(|e| fail(e.to_string()))?;
-    // Dropping `tmp` on any error above removes the temporary file.
-    tmp.persist(path).map_err(|e| fail(e.error.to_string()))?;
-    Ok(())
+    let tmp = builder.tempfile_in(&dir).map_err(|e| {
+        Error::output(
+            path,
+            format!("cannot create a temporary file in {}: {e}", dir.display()),
+        )
+    })?;
+    in_progress(Some(tmp.path().to_path_buf()));
+    let fail = |e: String| Error::output(path, e);
+    let written = (|| {
+        {
+            let mut w = BufWriter::new(tmp.as_file());
+            fill(&mut w).map_err(fail)?;
+            w.flush().map_err(|e| fail(e.to_string()))?;
+        }
+        tmp.as_file().sync_all().map_err(|e| fail(e.to_string()))
+    })();
+    let result = written.and_then(|()| {
+        // Dropping `tmp` on an error removes the temporary file.
+        tmp.persist(path)
+            .map(|_| ())
+            .map_err(|e| fail(e.error.to_string()))
+    });
+    in_progress(None);
+    result
+}
+
+/// Write `df` (already projected to `columns`) to `path` atomically.
+pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
+    write_atomic(path, |w| {
+        let r = match format {
+            OutFormat::Parquet => ParquetWriter::new(w).finish(df).map(|_| ()),
+            OutFormat::Csv => CsvWriter::new(w).include_header(true).finish(df),
+            OutFormat::JsonLines => JsonWriter::new(w)
+                .with_json_format(JsonFormat::JsonLines)
+                .finish(df),
+        };
+        r.map_err(|e| e.to_string())
+    })
 }
 
 /// Project the analysis frame to the output columns, rows in input order.

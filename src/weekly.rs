@@ -729,32 +729,9 @@ pub fn check_target(path: &Path, inputs: &[PathBuf], force: bool) -> Result<Repo
 
 /// Write `text` to `path` atomically: a temporary file beside it, synced, then renamed.
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".tracediag-").suffix(".tmp");
-    // A report is for reading: the usual file mode (0666 less the umask), not the
-    // owner-only mode of a temporary file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(&dir).map_err(|e| {
-        Error::output(
-            path,
-            format!("cannot create a temporary file in {}: {e}", dir.display()),
-        )
-    })?;
-    let fail = |e: std::io::Error| Error::output(path, e.to_string());
-    tmp.write_all(text.as_bytes()).map_err(fail)?;
-    tmp.flush().map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    // Dropping `tmp` on any error above removes the temporary file.
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
+    crate::output::write_atomic(path, |w| {
+        w.write_all(text.as_bytes()).map_err(|e| e.to_string())
+    })
 }
 
 #[cfg(test)]

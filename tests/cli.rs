@@ -352,3 +352,26 @@ fn no_progress_output_when_stderr_is_not_a_terminal() {
     let out = cli(&args);
     assert_eq!((out.status.code(), stderr(&out).as_str()), (Some(0), ""));
 }
+
+#[test]
+fn strict_turns_data_quality_findings_into_exit_code_1() {
+    // The seed traces are clean: 0 either way.
+    let out = cli(&["analyze", "fixtures/traces/traces.jsonl", "--strict"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The generated log has planted findings: the report is printed, then exit 1.
+    let out = cli(&[
+        "analyze",
+        "fixtures/generated/gateway.parquet",
+        "--strict",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("\"quality\""));
+    assert_eq!(
+        stderr(&out),
+        "tracediag: --strict: data-quality findings (out_of_order 2, zero_as_missing 1, tps_mismatch 1, duplicate_id 2): exit code 1\n"
+    );
+    let out = cli(&["analyze", "fixtures/generated/gateway.parquet"]);
+    assert_eq!(out.status.code(), Some(0));
+}

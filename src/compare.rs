@@ -40,8 +40,8 @@ use crate::error::{Error, Result};
 use crate::ruleset::RuleSet;
 use crate::source::{InputFormat, SOURCE_COL};
 use crate::stats;
+use crate::stats::quantile7;
 use crate::summary::{round3, tool, Count, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD};
-use crate::throughput::quantile7;
 
 /// The bootstrap seed when none is given: a fixed one, so the same input gives the same
 /// intervals on every run.

@@ -254,16 +254,8 @@ fn strs(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<String>>> {
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    crate::stats::quantile7(&v, 0.5)
 }
 
 /// (resource, deployment).

@@ -10,6 +10,18 @@ use crate::summary::{round3, Pct};
 
 pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
 
+/// Type-7 quantile of already sorted values, for figures computed outside polars (the
+/// same method as `percentiles`).
+pub fn quantile7(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let h = (sorted.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = h.ceil() as usize;
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
 /// Group key: one optional string per key column.
 pub type Key = Vec<Option<String>>;
 

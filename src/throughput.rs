@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::monitor;
 use crate::ruleset::RuleSet;
 use crate::source::{azure, azure_windows, InputFormat};
+use crate::stats::quantile7;
 use crate::summary::{round3, tool};
 
 /// min / mean / p95 / max of one per-minute series (p95: linear interpolation, type 7).
@@ -52,17 +53,6 @@ pub struct Throughput {
     pub last_minute: Option<String>,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
-}
-
-/// Type-7 quantile of sorted values.
-pub fn quantile7(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let h = (sorted.len() - 1) as f64 * q;
-    let lo = h.floor() as usize;
-    let hi = h.ceil() as usize;
-    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
 }
 
 pub fn stat(values: &[f64]) -> Stat {

@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 use crate::ruleset::types::Ty;
 use crate::ruleset::RuleSet;
 use crate::stats;
+use crate::stats::quantile7;
 use crate::summary::{round3, Pct};
-use crate::throughput::quantile7;
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 24 * HOUR_MS;

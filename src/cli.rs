@@ -2,7 +2,7 @@
 //! options, dispatch, and the one place that prints. Exit codes: 0 done, 2 error.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -316,6 +316,21 @@ fn emit(text: &str) -> Result<()> {
     }
 }
 
+/// Write `--out` and say so on stderr (stdout holds the summary).
+fn write_rows(
+    mut df: polars::prelude::DataFrame,
+    path: &Path,
+    fmt: output::OutFormat,
+) -> Result<()> {
+    output::write(&mut df, path, fmt)?;
+    eprintln!(
+        "tracediag: wrote {} rows to {}",
+        df.height(),
+        path.display()
+    );
+    Ok(())
+}
+
 /// Returns the exit code: 0, or 1 with `--strict` when data-quality findings exist.
 fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let inputs = source::expand(&a.inputs)?;
@@ -358,13 +373,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
-        let mut df = output::project(&analysis.frame, &rules, fmt)?;
-        output::write(&mut df, path, fmt)?;
-        eprintln!(
-            "tracediag: wrote {} rows to {}",
-            df.height(),
-            path.display()
-        );
+        write_rows(output::project(&analysis.frame, &rules, fmt)?, path, fmt)?;
     }
     let text = match a.format {
         Format::Table => report::Terminal.render(&analysis.summary),
@@ -419,13 +428,7 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
     let analysis = monitor::run(&rules, &opts)?;
     drop(progress);
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
-        let mut df = monitor::project(&analysis.frame, &rules, fmt)?;
-        output::write(&mut df, path, fmt)?;
-        eprintln!(
-            "tracediag: wrote {} rows to {}",
-            df.height(),
-            path.display()
-        );
+        write_rows(monitor::project(&analysis.frame, &rules, fmt)?, path, fmt)?;
     }
     emit(&match a.format {
         Format::Table => report::monitor::terminal(&analysis.summary),

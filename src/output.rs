@@ -87,6 +87,13 @@ pub fn columns(rules: &RuleSet) -> Vec<String> {
 /// Check the target before any work is done.
 pub fn check_target(path: &Path, inputs: &[PathBuf], force: bool) -> Result<OutFormat> {
     let format = OutFormat::from_path(path)?;
+    check_path(path, inputs, force)?;
+    Ok(format)
+}
+
+/// Whatever the format: never an input, never a directory, an existing file only with
+/// `force`.
+pub fn check_path(path: &Path, inputs: &[PathBuf], force: bool) -> Result<()> {
     let target = std::path::absolute(path).map_err(|e| Error::output(path, e.to_string()))?;
     for input in inputs {
         let same = match (std::fs::canonicalize(input), std::fs::canonicalize(path)) {
@@ -97,16 +104,16 @@ pub fn check_target(path: &Path, inputs: &[PathBuf], force: bool) -> Result<OutF
             return Err(Error::output(path, "refusing to write over an input file"));
         }
     }
+    if path.is_dir() {
+        return Err(Error::output(path, "is a directory"));
+    }
     if path.exists() && !force {
         return Err(Error::output(
             path,
             "already exists; pass --force to replace it",
         ));
     }
-    if path.is_dir() {
-        return Err(Error::output(path, "is a directory"));
-    }
-    Ok(format)
+    Ok(())
 }
 
 /// The temporary file being written right now, so an interrupt can remove it.

@@ -705,25 +705,7 @@ impl ReportFormat {
 /// existing file only with `force`, never a directory (as `output::check_target`).
 pub fn check_target(path: &Path, inputs: &[PathBuf], force: bool) -> Result<ReportFormat> {
     let format = ReportFormat::from_path(path)?;
-    let target = std::path::absolute(path).map_err(|e| Error::output(path, e.to_string()))?;
-    for input in inputs {
-        let same = match (std::fs::canonicalize(input), std::fs::canonicalize(path)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => std::path::absolute(input).ok().as_deref() == Some(target.as_path()),
-        };
-        if same {
-            return Err(Error::output(path, "refusing to write over an input file"));
-        }
-    }
-    if path.is_dir() {
-        return Err(Error::output(path, "is a directory"));
-    }
-    if path.exists() && !force {
-        return Err(Error::output(
-            path,
-            "already exists; pass --force to replace it",
-        ));
-    }
+    crate::output::check_path(path, inputs, force)?;
     Ok(format)
 }
 

@@ -1,0 +1,99 @@
+//! Keeps the fuzzers' findings fixed (see `fuzz/README.md`).
+//!
+//! Every file of the minimized `rule_loader` and `azure_metrics` corpora, and the first 30
+//! of the `timing_decoder` corpus, is replayed through the same library calls as the fuzz
+//! targets: an `Err` is fine, a panic fails the test. The first runs (see the README) found
+//! no crash; a crash found later gets its own test here, on the minimized input copied to
+//! `fuzz/regressions/<bug-name>` and read with `include_bytes!`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+use tracediag::analyze::{self, Options};
+use tracediag::catalogue::BASELINE_SUFFIX;
+use tracediag::ruleset::{compile, RuleSet};
+use tracediag::source::{azure, azure_logs, azure_windows, dtype_of};
+
+/// The `rule_loader` target: parse, and on Ok compile onto an empty canonical frame.
+fn rule_loader(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(rules) = RuleSet::parse(&text, "fuzz.toml") {
+        let mut cols: Vec<Column> = Vec::new();
+        for f in rules.catalogue.fields() {
+            let dt = dtype_of(f.kind);
+            cols.push(Column::new_empty(f.name.into(), &dt));
+            if f.baseline {
+                let name = format!("{}{}", f.name, BASELINE_SUFFIX);
+                cols.push(Column::new_empty(name.into(), &dt));
+            }
+        }
+        let lf = DataFrame::new(0, cols).unwrap().lazy();
+        let _plan = compile::apply(&rules, lf);
+    }
+}
+
+/// The `timing_decoder` target: the bytes as a `.jsonl` input of `analyze::run`.
+fn timing_decoder(data: &[u8]) {
+    let rules = RuleSet::gateway().unwrap();
+    let mut file = tempfile::Builder::new()
+        .suffix(".jsonl")
+        .tempfile()
+        .unwrap();
+    file.write_all(data).unwrap();
+    file.flush().unwrap();
+    let opts = Options {
+        inputs: vec![file.path().to_path_buf()],
+        ..Default::default()
+    };
+    let _ = analyze::run(&rules, &opts);
+}
+
+/// The `azure_metrics` target: both metrics parsers, and the windowing of what they read.
+fn azure_metrics(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(export) = azure::parse_metrics(&text, Path::new("fuzz.json")) {
+        let _ = azure_windows::windows(&export.values);
+    }
+    if let Ok(export) = azure_logs::parse_azure_metrics_rows(&text, Path::new("fuzz.json")) {
+        let _ = azure_windows::windows(&export.values);
+    }
+}
+
+/// The corpus files of one target, sorted by name.
+fn corpus(target: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{} is empty", dir.display());
+    files
+}
+
+fn replay(target: &str, limit: usize, run: fn(&[u8])) {
+    for path in corpus(target).into_iter().take(limit) {
+        let data = std::fs::read(&path).unwrap();
+        let outcome = std::panic::catch_unwind(|| run(&data));
+        assert!(outcome.is_ok(), "{} panicked", path.display());
+    }
+}
+
+#[test]
+fn rule_loader_corpus_never_panics() {
+    replay("rule_loader", usize::MAX, rule_loader);
+}
+
+#[test]
+fn azure_metrics_corpus_never_panics() {
+    replay("azure_metrics", usize::MAX, azure_metrics);
+}
+
+#[test]
+fn timing_decoder_corpus_never_panics() {
+    replay("timing_decoder", 30, timing_decoder);
+}

@@ -5,25 +5,6 @@ mod common;
 
 use common::*;
 
-fn ok(args: &[&str]) -> String {
-    let out = cli(args);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
-    stdout(&out)
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = cli(args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?} should fail: {}",
-        stdout(&out)
-    );
-    let err = stderr(&out);
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 #[test]
 fn analyze_traces_table() {
     insta::assert_snapshot!(ok(&["analyze", "fixtures/traces/traces.jsonl"]));

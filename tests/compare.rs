@@ -457,25 +457,6 @@ fn cli_unknown_split_column_or_value_exits_2() {
 // ---------------------------------------------------------------------------------------
 // Helpers
 
-fn ok(args: &[&str]) -> String {
-    let out = cli(args);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
-    stdout(&out)
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = cli(args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?} should fail: {}",
-        stdout(&out)
-    );
-    let err = stderr(&out);
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 fn options(cohorts: Cohorts) -> Options {
     Options {
         cohorts,

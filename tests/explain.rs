@@ -6,25 +6,6 @@ mod common;
 
 use common::*;
 
-fn ok(args: &[&str]) -> String {
-    let out = cli(args);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
-    stdout(&out)
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = cli(args);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?} should fail: {}",
-        stdout(&out)
-    );
-    let err = stderr(&out);
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 fn json(args: &[&str]) -> serde_json::Value {
     let mut a = args.to_vec();
     a.extend(["--format", "json"]);

@@ -59,14 +59,6 @@ fn report(dir: &Path, name: &str, args: &[&str]) -> String {
     std::fs::read_to_string(&out).unwrap()
 }
 
-fn fails(args: &[&str]) -> String {
-    let o = cli(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?} should fail");
-    let err = stderr(&o);
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 /// (chart name, number of `data-series` marks) for every `<svg data-chart=…>`.
 fn charts(html: &str) -> Vec<(String, usize)> {
     html.split("</svg>")

@@ -76,6 +76,27 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Run the binary, expect exit 0, return stdout.
+pub fn ok(args: &[&str]) -> String {
+    let out = cli(args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+/// Run the binary, expect exit 2 without a panic, return stderr.
+pub fn fails(args: &[&str]) -> String {
+    let out = cli(args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should fail: {}",
+        stdout(&out)
+    );
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }

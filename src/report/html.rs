@@ -308,19 +308,7 @@ fn cdf_chart(name: &str, title: &str, cdfs: &[&Cdf], unit: &str, log: bool) -> S
 
     let mut body = String::new();
     // Grid and axes.
-    for p in [0.0, 0.25, 0.5, 0.75, 1.0] {
-        let _ = write!(
-            body,
-            r#"<line class="grid" x1="{}" y1="{}" x2="{}" y2="{}"/><text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
-            c(left),
-            c(y(p)),
-            c(right),
-            c(y(p)),
-            c(left - 6.0),
-            c(y(p) + 4.0),
-            (p * 100.0) as i64
-        );
-    }
+    percent_grid(&mut body, left, right, &y);
     for t in &ticks {
         let _ = write!(
             body,
@@ -450,19 +438,7 @@ fn class_share_chart(w: &Weekly) -> String {
     };
     let y = |q: f64| bottom - q * (bottom - top);
     let mut body = String::new();
-    for p in [0.0, 0.25, 0.5, 0.75, 1.0] {
-        let _ = write!(
-            body,
-            r#"<line class="grid" x1="{}" y1="{}" x2="{}" y2="{}"/><text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
-            c(left),
-            c(y(p)),
-            c(right),
-            c(y(p)),
-            c(left - 6.0),
-            c(y(p) + 4.0),
-            (p * 100.0) as i64
-        );
-    }
+    percent_grid(&mut body, left, right, &y);
     let bar = (slots.slot() * 0.7).min(72.0);
     for (i, per) in w.periods.iter().enumerate() {
         if per.rows == 0 {
@@ -1268,6 +1244,23 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
     }
     out.push_str("</table>\n</body>\n</html>\n");
     out
+}
+
+/// Horizontal grid lines and labels at 0, 25, 50, 75 and 100 % of a share axis.
+fn percent_grid(body: &mut String, left: f64, right: f64, y: &dyn Fn(f64) -> f64) {
+    for p in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let _ = write!(
+            body,
+            r#"<line class="grid" x1="{}" y1="{}" x2="{}" y2="{}"/><text class="tick" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            c(left),
+            c(y(p)),
+            c(right),
+            c(y(p)),
+            c(left - 6.0),
+            c(y(p) + 4.0),
+            (p * 100.0) as i64
+        );
+    }
 }
 
 #[cfg(test)]

@@ -8,10 +8,13 @@ use polars::prelude::*;
 
 use crate::catalogue::{self, Kind};
 use crate::error::{Error, Result};
+use crate::ids::{self, IdPolicy};
 use crate::quality;
 use crate::ruleset::compile::{self, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
-use crate::source::{self, Input, InputFormat, Origin, ROW_COL, SOURCE_COL};
+use crate::source::{
+    self, BadRowPolicy, Input, InputFormat, Origin, ROW_COL, SOURCE_COL, UNPARSED_PREFIX,
+};
 use crate::stats::{self, Key};
 use crate::summary::*;
 
@@ -26,6 +29,10 @@ pub struct Options {
     pub since: Option<i64>,
     /// Keep requests received before this instant.
     pub until: Option<i64>,
+    /// What happens to a row that cannot be read whole or holds an unreadable value.
+    pub on_bad_row: BadRowPolicy,
+    /// Client identifiers: salted hashes (the default: a random per-run salt) or kept.
+    pub ids: IdPolicy,
 }
 
 /// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
@@ -106,7 +113,9 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
             )));
         }
     }
-    let (lf, inputs) = source::load(&opts.inputs, opts.input_format)?;
+    let (lf, inputs) = source::load(&opts.inputs, opts.input_format, opts.on_bad_row)?;
+    // Raw client identifiers go no further than the projection.
+    let lf = ids::apply(lf, &opts.ids);
     let lf = compile::apply(rules, lf);
     // The incident window applies after the data-quality checks, so a duplicate id outside
     // the window still marks the one inside it.
@@ -119,8 +128,163 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     let frame = lf
         .and_then(|lf| lf.collect())
         .map_err(|e| read_error(&inputs, &e))?;
-    let summary = summarize(rules, &inputs, &frame, opts).map_err(|e| read_error(&inputs, &e))?;
+    let (frame, skipped) = unparsed_values(frame, &inputs, opts.on_bad_row)?;
+    let mut summary =
+        summarize(rules, &inputs, &frame, opts).map_err(|e| read_error(&inputs, &e))?;
+    summary.bad_rows = bad_rows(&inputs, opts.on_bad_row, skipped);
     Ok(Analysis { frame, summary })
+}
+
+/// Rows holding a value that did not read as its field's type, under the policy: with
+/// `Keep` nothing changes (the value is null and `dq_unparsed` counts it); with `Error`
+/// the first one is the error; with `Skip` they leave the frame and are returned.
+fn unparsed_values(
+    frame: DataFrame,
+    inputs: &[Input],
+    policy: BadRowPolicy,
+) -> Result<(DataFrame, Vec<String>)> {
+    let flag = quality::column(&quality::UNPARSED);
+    let polars_err = |e: PolarsError| read_error(inputs, &e);
+    if policy == BadRowPolicy::Keep {
+        return Ok((frame, vec![]));
+    }
+    let flagged = frame
+        .clone()
+        .lazy()
+        .filter(col(flag.as_str()))
+        .collect()
+        .map_err(polars_err)?;
+    if flagged.height() == 0 {
+        return Ok((frame, vec![]));
+    }
+    let mut where_ = vec![];
+    for i in 0..flagged.height() {
+        let file = flagged
+            .column(SOURCE_COL)
+            .and_then(|c| Ok(c.str()?.get(i).unwrap_or("?").to_string()))
+            .map_err(polars_err)?;
+        let row = flagged
+            .column(ROW_COL)
+            .and_then(|c| Ok(c.i64()?.get(i).unwrap_or(0)))
+            .map_err(polars_err)?;
+        let field = catalogue::FIELDS
+            .iter()
+            .find(|f| {
+                flagged
+                    .column(&format!("{UNPARSED_PREFIX}{}", f.name))
+                    .ok()
+                    .and_then(|c| c.bool().ok()?.get(i))
+                    .unwrap_or(false)
+            })
+            .map(|f| f.name)
+            .unwrap_or("?");
+        where_.push((file, row, field));
+        if policy == BadRowPolicy::Error {
+            break;
+        }
+    }
+    if policy == BadRowPolicy::Error {
+        let (file, row, field) = &where_[0];
+        let input = inputs
+            .iter()
+            .find(|i| i.path.display().to_string() == *file);
+        let found = input
+            .and_then(|i| source::raw_value(i, field, *row))
+            .map(|v| format!("found `{v}`"))
+            .unwrap_or_else(|| "found a value that is not one".into());
+        let expected = catalogue::field(field)
+            .map(|f| match f.kind {
+                Kind::Count | Kind::Code => "an integer",
+                Kind::Timestamp => "a date-time (ISO 8601 in UTC, or a Unix time)",
+                Kind::Flag => "true/false",
+                _ => "a finite number",
+            })
+            .unwrap_or("a value of the field's type");
+        return Err(Error::input(
+            file.as_str(),
+            format!(
+                "row {row}, column `{field}`: expected {expected}, {found} (--on-bad-row skip or keep reads the rest of the file)"
+            ),
+        ));
+    }
+    let kept = frame
+        .lazy()
+        .filter(col(flag.as_str()).not())
+        .collect()
+        .map_err(polars_err)?;
+    let examples = where_
+        .into_iter()
+        .map(|(file, row, field)| {
+            format!("{file}: row {row}, column `{field}`: not a value of its type")
+        })
+        .collect();
+    Ok((kept, examples))
+}
+
+/// What the summary says about bad rows: `None` when there were none.
+fn bad_rows(
+    inputs: &[Input],
+    policy: BadRowPolicy,
+    skipped_values: Vec<String>,
+) -> Option<BadRows> {
+    let mut examples: Vec<String> = vec![];
+    let mut unreadable = 0u64;
+    for input in inputs {
+        unreadable += input.bad_rows.len() as u64;
+        for b in &input.bad_rows {
+            examples.push(format!("{}: {b}", input.path.display()));
+        }
+    }
+    let unparsed_skipped = skipped_values.len() as u64;
+    examples.extend(skipped_values);
+    if unreadable == 0 && unparsed_skipped == 0 {
+        return None;
+    }
+    let total = examples.len() as u64;
+    examples.truncate(5);
+    Some(BadRows {
+        policy: policy.name().to_string(),
+        unreadable,
+        unparsed_skipped,
+        skipped: if policy == BadRowPolicy::Skip {
+            total
+        } else {
+            0
+        },
+        examples,
+    })
+}
+
+/// Fields some files of the run have and others lack, e.g. "upstream_headers_ms: in
+/// a.csv, not in b.csv". Requests from the files that lack a field have it null.
+fn schema_drift(inputs: &[Input]) -> Vec<String> {
+    if inputs.len() < 2 {
+        return vec![];
+    }
+    let mut out = vec![];
+    for f in catalogue::FIELDS {
+        let (has, lacks): (Vec<&Input>, Vec<&Input>) = inputs.iter().partition(|i| {
+            i.mapping
+                .fields
+                .iter()
+                .any(|(n, o, _)| n == f.name && *o != Origin::Absent)
+        });
+        if !has.is_empty() && !lacks.is_empty() {
+            let names = |v: &[&Input]| {
+                v.iter()
+                    .map(|i| i.path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            out.push(format!(
+                "{}: in {}, not in {}",
+                f.name,
+                names(&has),
+                names(&lacks)
+            ));
+        }
+    }
+    out
 }
 
 fn read_error(inputs: &[Input], e: &PolarsError) -> Error {
@@ -263,21 +427,23 @@ fn summarize(
             col(ROW_COL),
         ]);
         let fdf = flagged.collect()?;
-        let mut examples: Vec<String> = (0..fdf.height())
-            .map(|i| -> PolarsResult<String> {
+        // Sorted by id, or by file and row number (row 2 before row 10) where the id is
+        // missing.
+        let mut keyed: Vec<(String, i64, String)> = (0..fdf.height())
+            .map(|i| -> PolarsResult<(String, i64, String)> {
                 Ok(match fdf.column("request_id")?.str()?.get(i) {
-                    Some(id) => id.to_string(),
-                    None => format!(
-                        "{}:row {}",
-                        fdf.column(SOURCE_COL)?.str()?.get(i).unwrap_or("?"),
-                        fdf.column(ROW_COL)?.i64()?.get(i).unwrap_or(0)
-                    ),
+                    Some(id) => (id.to_string(), 0, id.to_string()),
+                    None => {
+                        let file = fdf.column(SOURCE_COL)?.str()?.get(i).unwrap_or("?");
+                        let row = fdf.column(ROW_COL)?.i64()?.get(i).unwrap_or(0);
+                        (file.to_string(), row, format!("{file}:row {row}"))
+                    }
                 })
             })
             .collect::<PolarsResult<_>>()?;
-        examples.sort();
-        examples.dedup();
-        examples.truncate(3);
+        keyed.sort();
+        keyed.dedup();
+        let examples: Vec<String> = keyed.into_iter().take(3).map(|(_, _, e)| e).collect();
         quality.push(QualityRow {
             check: check.name.to_string(),
             doc: check.doc.to_string(),
@@ -321,6 +487,14 @@ fn summarize(
         }
     }
 
+    let drifted = schema_drift(inputs);
+    if !drifted.is_empty() {
+        notes.push(format!(
+            "schema drift between the files of this run: {}",
+            drifted.join("; ")
+        ));
+    }
+
     let groups = if by.is_empty() {
         None
     } else {
@@ -351,6 +525,7 @@ fn summarize(
                     .collect(),
             })
             .collect(),
+        client_ids: opts.ids.record(ids::found(inputs)),
         rows,
         time_span,
         streaming,
@@ -365,6 +540,7 @@ fn summarize(
             since: opts.since.and_then(iso_ms),
             until: opts.until.and_then(iso_ms),
         }),
+        bad_rows: None,
     })
 }
 

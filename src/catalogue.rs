@@ -336,7 +336,44 @@ pub static FIELDS: &[Field] = &[
         doc: "network trace id",
         baseline: false,
     },
+    Field {
+        name: "user",
+        kind: Kind::Label,
+        aliases: &[
+            "user_id",
+            "username",
+            "client_id",
+            "request_user_id",
+            "client",
+        ],
+        doc: "client or user id; an identifier: written as a salted hash unless --keep-ids",
+        baseline: false,
+    },
+    Field {
+        name: "token_name",
+        kind: Kind::Label,
+        aliases: &["token_id", "key_name", "api_key_name"],
+        doc: "name or id of the API token used (never the key itself); an identifier: written as a salted hash unless --keep-ids",
+        baseline: false,
+    },
+    Field {
+        name: "client_ip",
+        kind: Kind::Label,
+        aliases: &["ip", "remote_addr", "client_address"],
+        doc: "client address; an identifier: written as a salted hash unless --keep-ids",
+        baseline: false,
+    },
 ];
+
+/// The label fields that identify a client or user. `ids::apply` replaces their values
+/// with salted hashes right after the projection (unless `--keep-ids`), so raw values
+/// never reach the rules, the summaries or any output.
+pub const IDENTIFIERS: [&str; 3] = ["user", "token_name", "client_ip"];
+
+/// Whether `name` is one of the [`IDENTIFIERS`].
+pub fn is_identifier(name: &str) -> bool {
+    IDENTIFIERS.contains(&name)
+}
 
 /// Column names that hold content or secrets. They are never projected into a frame, so
 /// they can never reach an output; an alias can never point at one.
@@ -549,6 +586,14 @@ mod tests {
                     "alias {a} is a content column"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn identifiers_are_gateway_labels() {
+        for name in IDENTIFIERS {
+            let f = field(name).unwrap_or_else(|| panic!("{name} is not a field"));
+            assert_eq!(f.kind, Kind::Label, "{name}");
         }
     }
 

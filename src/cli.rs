@@ -10,11 +10,12 @@ use crate::progress::Progress;
 use tracediag::analyze::{self, Options};
 use tracediag::catalogue::Catalogue;
 use tracediag::error::{Error, Result};
+use tracediag::ids::{IdPolicy, Salt};
 use tracediag::monitor;
 use tracediag::output;
 use tracediag::report::{self, Renderer};
 use tracediag::ruleset::RuleSet;
-use tracediag::source::{self, InputFormat};
+use tracediag::source::{self, BadRowPolicy, InputFormat};
 use tracediag::throughput;
 
 #[derive(Debug, Parser)]
@@ -95,6 +96,52 @@ struct RuleArgs {
     set: Vec<String>,
 }
 
+/// How inputs are read, on every command that reads logs.
+#[derive(Debug, Args, Clone, Default)]
+struct ReadArgs {
+    /// Read every input as this format instead of detecting it.
+    #[arg(long, value_enum)]
+    input_format: Option<InFormat>,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// A row that cannot be read whole (broken JSON line, ragged or non-UTF-8 CSV record,
+    /// duplicated key, `other` that is not JSON) or holds a value not of its field's type:
+    /// keep it with the unreadable parts null (flagged), skip it (counted), or stop with an
+    /// error naming file, line and column (exit 2).
+    #[arg(long, value_enum, default_value = "keep", value_name = "POLICY")]
+    on_bad_row: OnBadRow,
+    #[command(flatten)]
+    ids: IdArgs,
+}
+
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+enum OnBadRow {
+    Error,
+    Skip,
+    #[default]
+    Keep,
+}
+
+impl ReadArgs {
+    /// The gateway-log read options for these inputs (window checked).
+    fn options(&self, inputs: Vec<PathBuf>, by: Vec<String>) -> Result<Options> {
+        let (since, until) = self.window.bounds()?;
+        Ok(Options {
+            inputs,
+            input_format: input_format(self.input_format),
+            by,
+            since,
+            until,
+            on_bad_row: match self.on_bad_row {
+                OnBadRow::Error => BadRowPolicy::Error,
+                OnBadRow::Skip => BadRowPolicy::Skip,
+                OnBadRow::Keep => BadRowPolicy::Keep,
+            },
+            ids: self.ids.policy()?,
+        })
+    }
+}
+
 /// An incident window, on every command that reads logs.
 #[derive(Debug, Args, Clone, Default)]
 struct WindowArgs {
@@ -127,6 +174,47 @@ impl WindowArgs {
     }
 }
 
+/// Client identifiers (user, token name, client address), on every command that reads
+/// gateway logs: written only as salted hashes unless --keep-ids.
+#[derive(Args, Clone, Default)]
+struct IdArgs {
+    /// Hash client identifiers with this secret: the same salt gives the same hashes in
+    /// every run, so outputs can be joined. Without it, a random salt per run (reported
+    /// by its fingerprint, never itself).
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "TRACEDIAG_SALT",
+        hide_env_values = true,
+        conflicts_with = "keep_ids"
+    )]
+    salt: Option<String>,
+    /// Write client identifiers as logged instead of as salted hashes.
+    #[arg(long)]
+    keep_ids: bool,
+}
+
+/// Never shows the salt.
+impl std::fmt::Debug for IdArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdArgs")
+            .field("salt", &self.salt.as_ref().map(|_| "<hidden>"))
+            .field("keep_ids", &self.keep_ids)
+            .finish()
+    }
+}
+
+impl IdArgs {
+    fn policy(&self) -> Result<IdPolicy> {
+        match (&self.salt, self.keep_ids) {
+            // clap refuses --salt with --keep-ids.
+            (_, true) => Ok(IdPolicy::Keep),
+            (Some(secret), false) => Salt::given(secret).map(IdPolicy::Salted),
+            (None, false) => Salt::random().map(IdPolicy::Salted),
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 struct AnalyzeArgs {
     /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
@@ -148,11 +236,8 @@ struct AnalyzeArgs {
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Read every input as this format instead of detecting it.
-    #[arg(long, value_enum)]
-    input_format: Option<InFormat>,
     #[command(flatten)]
-    window: WindowArgs,
+    read: ReadArgs,
     /// Azure Monitor exports: take each deployment's baseline from this export (the median
     /// of its windows) instead of the deployment's own earlier windows. Files or globs;
     /// repeatable.
@@ -176,11 +261,8 @@ struct ThroughputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Read every input as this format instead of detecting it.
-    #[arg(long, value_enum)]
-    input_format: Option<InFormat>,
     #[command(flatten)]
-    window: WindowArgs,
+    read: ReadArgs,
 }
 
 #[derive(Debug, Args)]
@@ -203,11 +285,8 @@ struct CompareArgs {
     /// Seed of the bootstrap resampling (the same seed gives the same intervals).
     #[arg(long, value_name = "N", default_value_t = tracediag::compare::DEFAULT_SEED)]
     seed: u64,
-    /// Read every input as this format instead of detecting it.
-    #[arg(long, value_enum)]
-    input_format: Option<InFormat>,
     #[command(flatten)]
-    window: WindowArgs,
+    read: ReadArgs,
     #[command(flatten)]
     rule_args: RuleArgs,
 }
@@ -233,10 +312,7 @@ struct ExplainArgs {
     #[command(flatten)]
     rule_args: RuleArgs,
     #[command(flatten)]
-    window: WindowArgs,
-    /// Read every input as this format instead of detecting it.
-    #[arg(long, value_enum)]
-    input_format: Option<InFormat>,
+    read: ReadArgs,
 }
 
 #[derive(Debug, Args)]
@@ -254,11 +330,8 @@ struct ReportArgs {
     /// under 2 days, day under 8 weeks, week beyond).
     #[arg(long, value_parser = ["week", "day", "hour"])]
     period: Option<String>,
-    /// Read every input as this format instead of detecting it.
-    #[arg(long, value_enum)]
-    input_format: Option<InFormat>,
     #[command(flatten)]
-    window: WindowArgs,
+    read: ReadArgs,
     #[command(flatten)]
     rule_args: RuleArgs,
 }
@@ -336,7 +409,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let inputs = source::expand(&a.inputs)?;
     let metrics: Vec<bool> = inputs
         .iter()
-        .map(|p| a.input_format.is_none() && monitor::is_metrics_export(p))
+        .map(|p| a.read.input_format.is_none() && monitor::is_metrics_export(p))
         .collect();
     if metrics.iter().any(|m| *m) {
         if !metrics.iter().all(|m| *m) {
@@ -356,19 +429,12 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
         Some(p) => Some(output::check_target(p, &inputs, a.force)?),
         None => None,
     };
-    let (since, until) = a.window.bounds()?;
-    let opts = Options {
-        inputs,
-        input_format: input_format(a.input_format),
-        by: a
-            .by
-            .iter()
+    let by =
+        a.by.iter()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
-            .collect(),
-        since,
-        until,
-    };
+            .collect();
+    let opts = a.read.options(inputs, by)?;
     let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
@@ -380,13 +446,16 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
         Format::Json => report::Json.render(&analysis.summary),
     };
     emit(&text)?;
-    let flagged: Vec<String> = analysis
+    let mut flagged: Vec<String> = analysis
         .summary
         .quality
         .iter()
         .filter(|q| q.count > 0)
         .map(|q| format!("{} {}", q.check, q.count))
         .collect();
+    if let Some(b) = analysis.summary.bad_rows.as_ref().filter(|b| b.skipped > 0) {
+        flagged.push(format!("skipped bad rows {}", b.skipped));
+    }
     if a.strict && !flagged.is_empty() {
         eprintln!(
             "tracediag: --strict: data-quality findings ({}): exit code 1",
@@ -404,7 +473,7 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
         ));
     }
     let rules = load_rules_or(&a.rule_args, RuleSet::azure)?;
-    let (since, until) = a.window.bounds()?;
+    let (since, until) = a.read.window.bounds()?;
     let baseline = if a.baseline.is_empty() {
         vec![]
     } else {
@@ -452,9 +521,9 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-    let (since, until) = a.window.bounds()?;
-    let progress = Progress::start("counting", &inputs);
-    let t = throughput::run(&inputs, input_format(a.input_format), &by, since, until)?;
+    let opts = a.read.options(inputs, by)?;
+    let progress = Progress::start("counting", &opts.inputs);
+    let t = throughput::run(&opts)?;
     drop(progress);
     emit(&match a.format {
         Format::Table => report::throughput::terminal(&t),
@@ -497,7 +566,7 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
         Cohorts::Pair(x, y) => x.inputs.iter().chain(&y.inputs).collect(),
         Cohorts::Split { inputs, .. } => inputs.iter().collect(),
     };
-    if a.input_format.is_none() {
+    if a.read.input_format.is_none() {
         if let Some(p) = paths.iter().find(|p| monitor::is_metrics_export(p)) {
             return Err(Error::Usage(format!(
                 "{}: an Azure Monitor metric export; compare reads gateway request logs",
@@ -506,16 +575,14 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
         }
     }
     let rules = load_rules(&a.rule_args)?;
-    let (since, until) = a.window.bounds()?;
+    let read = a.read.options(vec![], vec![])?;
     let all: Vec<PathBuf> = paths.iter().map(|p| (*p).clone()).collect();
     let progress = Progress::start("comparing", &all);
     let c = compare::run(
         &rules,
         &compare::Options {
             cohorts,
-            input_format: input_format(a.input_format),
-            since,
-            until,
+            read,
             seed: a.seed,
             resamples: compare::DEFAULT_RESAMPLES,
         },
@@ -545,14 +612,7 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
         _ => unreachable!("clap requires exactly one of --request-id and --class"),
     };
     let rules = load_rules(&a.rule_args)?;
-    let (since, until) = a.window.bounds()?;
-    let opts = Options {
-        inputs: source::expand(&a.inputs)?,
-        input_format: input_format(a.input_format),
-        by: vec![],
-        since,
-        until,
-    };
+    let opts = a.read.options(source::expand(&a.inputs)?, vec![])?;
     let progress = Progress::start("reading", &opts.inputs);
     let e = explain::run(&rules, &opts, &target)?;
     drop(progress);
@@ -592,26 +652,19 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
 fn report_cmd(a: ReportArgs) -> Result<()> {
     use tracediag::weekly::{self, Period, ReportFormat};
     let inputs = source::expand(&a.inputs)?;
-    if a.input_format.is_none() && inputs.iter().any(|p| monitor::is_metrics_export(p)) {
+    if a.read.input_format.is_none() && inputs.iter().any(|p| monitor::is_metrics_export(p)) {
         return Err(Error::Usage(
             "report reads gateway request logs; Azure Monitor metric exports have `analyze` and `throughput`".into(),
         ));
     }
     let format = weekly::check_target(&a.out, &inputs, a.force)?;
     let rules = load_rules(&a.rule_args)?;
-    let (since, until) = a.window.bounds()?;
     let period = a.period.as_deref().map(|p| match p {
         "week" => Period::Week,
         "day" => Period::Day,
         _ => Period::Hour,
     });
-    let opts = Options {
-        inputs,
-        input_format: input_format(a.input_format),
-        by: vec![],
-        since,
-        until,
-    };
+    let opts = a.read.options(inputs, vec![])?;
     let progress = Progress::start("reporting on", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     let data = weekly::build(&rules, &analysis.frame, period)?;

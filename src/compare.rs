@@ -38,7 +38,7 @@ use crate::analyze::{self, iso_ms};
 use crate::catalogue;
 use crate::error::{Error, Result};
 use crate::ruleset::RuleSet;
-use crate::source::{InputFormat, SOURCE_COL};
+use crate::source::SOURCE_COL;
 use crate::stats;
 use crate::stats::quantile7;
 use crate::summary::{round3, tool, Count, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD};
@@ -112,11 +112,9 @@ pub enum Cohorts {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub cohorts: Cohorts,
-    pub input_format: Option<InputFormat>,
-    /// Keep requests received at or after this instant (ms since the Unix epoch, UTC).
-    pub since: Option<i64>,
-    /// Keep requests received before this instant.
-    pub until: Option<i64>,
+    /// How each cohort's files are read (format, window, bad-row policy); its `inputs`
+    /// and `by` are ignored.
+    pub read: analyze::Options,
     pub seed: u64,
     pub resamples: usize,
 }
@@ -590,10 +588,8 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             rules,
             &analyze::Options {
                 inputs: inputs.to_vec(),
-                input_format: opts.input_format,
                 by: vec![],
-                since: opts.since,
-                until: opts.until,
+                ..opts.read.clone()
             },
         )?
         .frame)
@@ -652,9 +648,10 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             )
         }
     };
-    let window = (opts.since.is_some() || opts.until.is_some()).then(|| Window {
-        since: opts.since.and_then(iso_ms),
-        until: opts.until.and_then(iso_ms),
+    let (since, until) = (opts.read.since, opts.read.until);
+    let window = (since.is_some() || until.is_some()).then(|| Window {
+        since: since.and_then(iso_ms),
+        until: until.and_then(iso_ms),
     });
     compare(
         rules,

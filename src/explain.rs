@@ -21,7 +21,7 @@ use crate::ruleset::types::{self, Arith, Cmp, Func, Node, Ty};
 use crate::ruleset::RuleSet;
 use crate::source::{self, ROW_COL, SOURCE_COL};
 use crate::stats;
-use crate::summary::{round3, tool, Pct, RulesInfo, Window};
+use crate::summary::{round3, tool, ClientIds, Pct, RulesInfo, Window};
 
 /// What to explain.
 #[derive(Debug, Clone)]
@@ -89,6 +89,9 @@ pub struct RequestExplanation {
     pub inputs: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
+    /// How client identifiers were written; only when the input had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_ids: Option<ClientIds>,
     pub request_id: String,
     /// How many rows carry this id (more than one: a duplicate id, each explained).
     pub occurrences: usize,
@@ -260,6 +263,9 @@ pub struct ClassExplanation {
     pub inputs: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
+    /// How client identifiers were written; only when the input had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_ids: Option<ClientIds>,
     pub class: String,
     /// Table order; null for the default class.
     pub order: Option<i64>,
@@ -386,6 +392,7 @@ pub fn request(rules: &RuleSet, a: &Analysis, id: &str) -> Result<RequestExplana
         rules: RulesInfo::of(rules),
         inputs: input_paths(a),
         window: a.summary.window.clone(),
+        client_ids: a.summary.client_ids.clone(),
         request_id: id.to_string(),
         occurrences: rows.len(),
         requests,
@@ -458,6 +465,7 @@ pub fn class_worst(
         rules: RulesInfo::of(rules),
         inputs: input_paths(a),
         window: a.summary.window.clone(),
+        client_ids: a.summary.client_ids.clone(),
         class: class.to_string(),
         order: rule.map(|r| r.order),
         when: rule.map(|r| r.when.clone()),

@@ -1,6 +1,7 @@
 //! tracediag: offline diagnosis of LLM API latency.
 //!
-//! The pipeline runs one way: `source` (adapters → canonical frame) → `ruleset`
+//! The pipeline runs one way: `source` (adapters → canonical frame) → `ids` (client
+//! identifiers replaced with salted hashes) → `ruleset`
 //! (derived metrics and the ordered rule table, compiled to polars expressions) →
 //! `quality` (data-quality flags) → `analyze` (collect, summarise) → `report` (render)
 //! and `output` (per-request file). The field catalogue in `catalogue` is the one list
@@ -12,6 +13,7 @@ pub mod catalogue;
 pub mod compare;
 pub mod error;
 pub mod explain;
+pub mod ids;
 pub mod monitor;
 pub mod output;
 pub mod quality;

@@ -6,7 +6,7 @@ use polars::prelude::*;
 
 use crate::catalogue::{self, Kind, FIELDS};
 use crate::ruleset::RuleSet;
-use crate::source::UNPARSED_PREFIX;
+use crate::source::{UNPARSED_PREFIX, UNREADABLE_COL};
 
 /// One data-quality check.
 #[derive(Debug, Clone)]
@@ -41,13 +41,27 @@ pub const UNPARSED: Check = Check {
     doc: "a value that could not be read as its field's type (kept as null)",
 };
 
-pub const ALL: [Check; 6] = [
+pub const UNREADABLE: Check = Check {
+    name: "unreadable",
+    doc: "a line or record that could not be read whole (kept with --on-bad-row keep; its unreadable parts null)",
+};
+pub const IMPLAUSIBLE: Check = Check {
+    name: "implausible",
+    doc: "a time above 24 hours (86,400,000 ms): no single API request takes that long",
+};
+
+/// Above this, a time in milliseconds is not a request's latency.
+pub const MAX_PLAUSIBLE_MS: f64 = 86_400_000.0;
+
+pub const ALL: [Check; 8] = [
     OUT_OF_ORDER,
     NEGATIVE,
     ZERO_AS_MISSING,
     TPS_MISMATCH,
     DUPLICATE_ID,
     UNPARSED,
+    UNREADABLE,
+    IMPLAUSIBLE,
 ];
 
 pub fn column(check: &Check) -> String {
@@ -92,6 +106,11 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame) -> PolarsResult<LazyFrame> {
         .map(|f| f.name)
         .collect();
     let negative = any(timing.iter().map(|n| col(*n).lt(lit(0.0))).collect());
+    let implausible = any(FIELDS
+        .iter()
+        .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase))
+        .map(|f| col(f.name).gt(lit(MAX_PLAUSIBLE_MS)))
+        .collect());
 
     let all_points: Vec<(&str, catalogue::Event)> = FIELDS
         .iter()
@@ -145,5 +164,7 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame) -> PolarsResult<LazyFrame> {
         dup.fill_null(lit(false))
             .alias(column(&DUPLICATE_ID).as_str()),
         unparsed.alias(column(&UNPARSED).as_str()),
+        col(UNREADABLE_COL).alias(column(&UNREADABLE).as_str()),
+        implausible.alias(column(&IMPLAUSIBLE).as_str()),
     ]))
 }

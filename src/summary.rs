@@ -22,6 +22,9 @@ pub struct Summary {
     pub rules: RulesInfo,
     pub percentile_method: &'static str,
     pub inputs: Vec<InputSummary>,
+    /// How client identifiers were written; only when the input had one (`ids`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_ids: Option<ClientIds>,
     pub rows: u64,
     pub time_span: Option<TimeSpan>,
     pub streaming: Streaming,
@@ -39,6 +42,54 @@ pub struct Summary {
     /// without a timestamp are outside every window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
+    /// Rows that could not be read whole, or (with `--on-bad-row skip`) held a value
+    /// that is not of its field's type; absent when there were none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bad_rows: Option<BadRows>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BadRows {
+    /// `--on-bad-row`: keep or skip (error stops the run).
+    pub policy: String,
+    /// Rows (lines, records) that could not be read whole.
+    pub unreadable: u64,
+    /// Rows left out because a value was not of its field's type (skip only).
+    pub unparsed_skipped: u64,
+    /// Rows left out of every figure (skip only; 0 with keep).
+    pub skipped: u64,
+    /// Up to five, in file and line order: "file: line 3, column 27: message".
+    pub examples: Vec<String>,
+}
+
+impl BadRows {
+    /// One sentence for every renderer: how many, and what became of them.
+    pub fn sentence(&self) -> String {
+        let mut parts = vec![];
+        if self.unreadable > 0 {
+            parts.push(format!(
+                "{} row(s) could not be read whole",
+                self.unreadable
+            ));
+        }
+        if self.unparsed_skipped > 0 {
+            parts.push(format!(
+                "{} row(s) held a value not of its field's type",
+                self.unparsed_skipped
+            ));
+        }
+        let fate = if self.policy == "skip" {
+            format!("{} left out of every figure", self.skipped)
+        } else {
+            "kept, their unreadable parts null (dq_unreadable)".to_string()
+        };
+        format!(
+            "Bad rows (--on-bad-row {}): {}; {}",
+            self.policy,
+            parts.join(", "),
+            fate
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -91,6 +142,45 @@ pub struct InputSummary {
     pub format: String,
     /// Canonical fields found in the file, and where (column, nested path, JSON string).
     pub fields: Vec<FieldSource>,
+}
+
+/// How the client identifiers of the input (`user`, `token_name`, `client_ip`) were
+/// written. The salt itself is never recorded.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClientIds {
+    /// The identifier fields the input had, in catalogue order.
+    pub fields: Vec<String>,
+    /// [`ClientIds::SALTED`] or [`ClientIds::KEPT`].
+    pub written_as: &'static str,
+    /// [`ClientIds::GIVEN`] or [`ClientIds::RANDOM`]; absent when kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub salt: Option<&'static str>,
+    /// The first 8 hex characters of SHA-256 of the salt: outputs with the same
+    /// fingerprint have joinable hashes. Absent when kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub salt_fingerprint: Option<String>,
+}
+
+impl ClientIds {
+    pub const SALTED: &'static str = "hmac_sha256";
+    pub const KEPT: &'static str = "kept";
+    pub const GIVEN: &'static str = "given";
+    pub const RANDOM: &'static str = "random_per_run";
+
+    /// One line for every renderer: `user, token_name → salted HMAC-SHA256 (…)`.
+    pub fn describe(&self) -> String {
+        let fields = self.fields.join(", ");
+        let fingerprint = self.salt_fingerprint.as_deref().unwrap_or("?");
+        match (self.written_as, self.salt) {
+            (Self::KEPT, _) => format!("{fields} → kept as logged (--keep-ids)"),
+            (_, Some(Self::GIVEN)) => format!(
+                "{fields} → salted HMAC-SHA256 (given salt, fingerprint {fingerprint})"
+            ),
+            _ => format!(
+                "{fields} → salted HMAC-SHA256 (random per-run salt, fingerprint {fingerprint}; --salt for stable hashes, --keep-ids to keep them)"
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

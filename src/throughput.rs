@@ -17,7 +17,7 @@ use crate::analyze::{self, iso_ms};
 use crate::error::{Error, Result};
 use crate::monitor;
 use crate::ruleset::RuleSet;
-use crate::source::{azure, azure_windows, InputFormat};
+use crate::source::{azure, azure_windows};
 use crate::stats::quantile7;
 use crate::summary::{round3, tool};
 
@@ -152,24 +152,11 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
 }
 
 /// Per group, from gateway request logs: per-request tokens summed per minute.
-pub fn from_gateway(
-    paths: &[PathBuf],
-    input_format: Option<InputFormat>,
-    by: &[String],
-    since: Option<i64>,
-    until: Option<i64>,
-) -> Result<Throughput> {
+/// `opts` as for `analyze` (inputs, format, groups, window, bad-row policy).
+pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
     let rules = RuleSet::gateway()?;
-    let a = analyze::run(
-        &rules,
-        &analyze::Options {
-            inputs: paths.to_vec(),
-            input_format,
-            by: by.to_vec(),
-            since,
-            until,
-        },
-    )?;
+    let by = opts.by.as_slice();
+    let a = analyze::run(&rules, opts)?;
     let df = &a.frame;
     let build = || -> PolarsResult<Throughput> {
         let mut keys: Vec<Vec<Option<String>>> = vec![vec![]; df.height()];
@@ -242,6 +229,12 @@ pub fn from_gateway(
                 "{missing_in} requests have no input token count and {missing_out} no output token count: the sums cover the recorded counts only (a lower bound)"
             ));
         }
+        // Groups keyed by a client identifier show its hashes: say how they were made.
+        if let Some(ids) = &a.summary.client_ids {
+            if by.iter().any(|b| crate::catalogue::is_identifier(b)) {
+                notes.push(format!("client ids: {}", ids.describe()));
+            }
+        }
         let minute_iso = |m: i64| iso_ms(m * 60_000);
         Ok(Throughput {
             tool: tool(),
@@ -256,15 +249,12 @@ pub fn from_gateway(
     build().map_err(|e| Error::Usage(format!("cannot compute throughput: {e}")))
 }
 
-/// Route by content, as `analyze` does.
-/// `since`/`until` narrow to an incident window (ms since the epoch, UTC; `until` excluded).
-pub fn run(
-    paths: &[PathBuf],
-    input_format: Option<InputFormat>,
-    by: &[String],
-    since: Option<i64>,
-    until: Option<i64>,
-) -> Result<Throughput> {
+/// Route by content, as `analyze` does. `opts.since`/`until` narrow to an incident window
+/// (ms since the epoch, UTC; `until` excluded); without `opts.by`, gateway logs are
+/// grouped by model.
+pub fn run(opts: &analyze::Options) -> Result<Throughput> {
+    let (paths, input_format, by) = (&opts.inputs, opts.input_format, &opts.by);
+    let (since, until) = (opts.since, opts.until);
     let metrics: Vec<bool> = paths
         .iter()
         .map(|p| input_format.is_none() && monitor::is_metrics_export(p))
@@ -282,12 +272,11 @@ pub fn run(
         }
         return from_azure(paths, since, until);
     }
-    let by = if by.is_empty() {
-        vec!["model".to_string()]
-    } else {
-        by.to_vec()
-    };
-    from_gateway(paths, input_format, &by, since, until)
+    let mut opts = opts.clone();
+    if opts.by.is_empty() {
+        opts.by = vec!["model".to_string()];
+    }
+    from_gateway(&opts)
 }
 
 #[cfg(test)]

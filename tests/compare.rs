@@ -460,9 +460,7 @@ fn cli_unknown_split_column_or_value_exits_2() {
 fn options(cohorts: Cohorts) -> Options {
     Options {
         cohorts,
-        input_format: None,
-        since: None,
-        until: None,
+        read: Default::default(),
         seed: compare::DEFAULT_SEED,
         resamples: compare::DEFAULT_RESAMPLES,
     }

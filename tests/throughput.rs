@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use tracediag::analyze;
 use tracediag::throughput::{self, Stat};
 
 #[test]
@@ -20,7 +21,12 @@ fn gateway_minutes_sum_tokens_and_count_empty_minutes_as_zero() {
          e,2026-11-02T10:01:10Z,n,1000,100,,900\n",
     )
     .unwrap();
-    let t = throughput::run(&[csv], None, &["model".to_string()], None, None).unwrap();
+    let t = throughput::run(&analyze::Options {
+        inputs: vec![csv],
+        by: vec!["model".to_string()],
+        ..Default::default()
+    })
+    .unwrap();
     assert_eq!(t.first_minute.as_deref(), Some("2026-11-02T10:00:00.000Z"));
     assert_eq!(t.last_minute.as_deref(), Some("2026-11-02T10:02:00.000Z"));
     let m = &t.rows[0];
@@ -68,7 +74,11 @@ fn azure_throughput_uses_windows_with_data_only() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    let t = throughput::run(&files, None, &[], None, None).unwrap();
+    let t = throughput::run(&analyze::Options {
+        inputs: files,
+        ..Default::default()
+    })
+    .unwrap();
     assert_eq!(t.source, "azure monitor");
     let chat = t
         .rows

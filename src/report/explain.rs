@@ -6,7 +6,7 @@ use crate::explain::{
     exact, CheckResult, ClassExplanation, Explained, Explanation, Phase, PhaseKind,
     RequestExplanation, RuleEvidence, Timeline, Value,
 };
-use crate::summary::{RulesInfo, Window};
+use crate::summary::{ClientIds, RulesInfo, Window};
 
 /// Width of the waterfall bar: the request's end-to-end time.
 pub const BAR_WIDTH: usize = 50;
@@ -26,7 +26,13 @@ pub fn json(e: &Explanation) -> String {
     s
 }
 
-fn header(what: &str, rules: &RulesInfo, inputs: &[String], window: &Option<Window>) -> String {
+fn header(
+    what: &str,
+    rules: &RulesInfo,
+    inputs: &[String],
+    window: &Option<Window>,
+    client_ids: &Option<ClientIds>,
+) -> String {
     let mut out = format!(
         "{} — {what} — rules: {} ({})\ninput: {}\n",
         crate::summary::tool(),
@@ -34,6 +40,9 @@ fn header(what: &str, rules: &RulesInfo, inputs: &[String], window: &Option<Wind
         rules.source,
         inputs.join(", ")
     );
+    if let Some(ids) = client_ids {
+        out.push_str(&format!("client ids: {}\n", ids.describe()));
+    }
     if let Some(w) = window {
         out.push_str(&format!(
             "window: {} → {} (UTC; requests received in it)\n",
@@ -68,6 +77,7 @@ fn request(r: &RequestExplanation) -> String {
         &r.rules,
         &r.inputs,
         &r.window,
+        &r.client_ids,
     );
     if r.occurrences > 1 {
         out.push_str(&format!(
@@ -356,6 +366,7 @@ fn class(c: &ClassExplanation) -> String {
         &c.rules,
         &c.inputs,
         &c.window,
+        &c.client_ids,
     );
     out.push('\n');
     match (c.order, &c.when) {

@@ -1198,6 +1198,13 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         ));
     }
     out.push_str("</table>\n");
+    if let Some(b) = &s.bad_rows {
+        let _ = writeln!(out, "<p>{}:</p>\n<ul>", esc(&b.sentence()));
+        for e in &b.examples {
+            let _ = writeln!(out, "<li>{}</li>", esc(e));
+        }
+        out.push_str("</ul>\n");
+    }
 
     // Rules and thresholds.
     h2(&mut out, 9);

@@ -136,6 +136,9 @@ pub fn analysed(s: &Summary, w: &Weekly) -> Vec<(&'static str, String)> {
             .collect::<Vec<_>>()
             .join("; "),
     ));
+    if let Some(ids) = &s.client_ids {
+        out.push(("Client ids", ids.describe()));
+    }
     out.push(("Requests", s.rows.to_string()));
     out.push((
         "Time span",
@@ -542,6 +545,13 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         ]));
     }
     out.push('\n');
+    if let Some(b) = &s.bad_rows {
+        out.push_str(&format!("{}:\n\n", md(&b.sentence())));
+        for e in &b.examples {
+            out.push_str(&format!("- {}\n", md(e)));
+        }
+        out.push('\n');
+    }
 
     // Rules and thresholds.
     out.push_str(&format!("## {}\n\n", SECTIONS[9]));

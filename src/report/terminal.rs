@@ -57,6 +57,9 @@ impl Renderer for Terminal {
                 i.fields.len()
             ));
         }
+        if let Some(ids) = &s.client_ids {
+            line(format!("client ids: {}", ids.describe()));
+        }
         let span = s
             .time_span
             .as_ref()
@@ -153,6 +156,12 @@ impl Renderer for Terminal {
             ]);
         }
         line(t.to_string());
+        if let Some(b) = &s.bad_rows {
+            line(b.sentence());
+            for e in &b.examples {
+                line(format!("  {e}"));
+            }
+        }
         if let Some(g) = &s.groups {
             line(String::new());
             line(format!("By {}", g.by.join(", ")));

@@ -368,6 +368,17 @@ impl Checker<'_, '_> {
 
     fn ident(&self, name: &str, span: Span) -> Result<(Node, Ty), CheckError> {
         if let Some(f) = self.scope.catalogue.field(name) {
+            if self.scope.catalogue == catalogue::Catalogue::Gateway
+                && catalogue::is_identifier(name)
+            {
+                // The rules see salted hashes (a random salt by default): a condition on
+                // an identifier would classify differently from run to run.
+                return Err(CheckError::new(
+                    span,
+                    format!("`{name}` is a client identifier: rules cannot use it"),
+                )
+                .help("client identifiers are replaced with salted hashes before the rules run (unless --keep-ids); classify by timing, model, channel or status, and use `--by` to see clients"));
+            }
             return Ok((Node::Field(name.to_string()), Ty::from_kind(f.kind)));
         }
         if let Some(t) = self.scope.metrics.get(name) {
@@ -690,6 +701,11 @@ impl Checker<'_, '_> {
                 ))
             }
         };
+        // A bare SQL keyword such as `user` parses as a function without parentheses: it
+        // is a name.
+        if matches!(f.args, FunctionArguments::None) {
+            return self.ident(&name, e.span());
+        }
         let func = match name.as_str() {
             "coalesce" => Func::Coalesce,
             "greatest" => Func::Greatest,

@@ -13,7 +13,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use crate::catalogue::{Kind, FIELDS};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 use super::{ROW_COL, SOURCE_COL};
 
@@ -52,6 +52,8 @@ const TS_SPACE: &str = "__timestamp_space";
 
 /// Prefix of the per-field flag columns marking values that did not parse.
 pub const UNPARSED_PREFIX: &str = "__unparsed_";
+/// Flag column marking rows kept although they could not be read whole (`rowcheck`).
+pub const UNREADABLE_COL: &str = "__unreadable";
 
 /// The dtype each canonical column has after mapping.
 pub fn dtype_of(kind: Kind) -> DataType {
@@ -81,7 +83,31 @@ fn struct_path<'a>(schema: &'a Schema, path: &[&str]) -> Option<&'a DataType> {
     Some(dt)
 }
 
-pub fn map(schema: &Schema, _path: &Path) -> Result<Mapping> {
+/// Whether a column of this type can hold the field's values. A type that cannot (a
+/// boolean latency, a struct token count) is a fault of the whole column, not of rows.
+fn readable_as(kind: Kind, dtype: &DataType) -> bool {
+    let numeric = dtype.is_primitive_numeric() || dtype.is_decimal();
+    let text_or_null = matches!(dtype, DataType::String | DataType::Null);
+    match kind {
+        Kind::Label => true,
+        Kind::Flag => numeric || text_or_null || *dtype == DataType::Boolean,
+        Kind::Timestamp => {
+            numeric || text_or_null || matches!(dtype, DataType::Datetime(_, _) | DataType::Date)
+        }
+        _ => numeric || text_or_null,
+    }
+}
+
+fn expected(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Flag => "a boolean, 0/1 or text",
+        Kind::Timestamp => "a date-time, a Unix time or ISO 8601 text",
+        Kind::Count | Kind::Code => "an integer (or text holding one)",
+        _ => "a number (or text holding one)",
+    }
+}
+
+pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
     let lower: BTreeMap<String, &str> = schema
         .iter_names()
         .map(|n| (n.to_ascii_lowercase(), n.as_str()))
@@ -119,6 +145,21 @@ pub fn map(schema: &Schema, _path: &Path) -> Result<Mapping> {
                 dtype = DataType::Float64;
             }
         }
+        if found != Origin::Absent && !readable_as(f.kind, &dtype) {
+            let column = match &found {
+                Origin::Column(c) => c.clone(),
+                Origin::Nested(p) => p.join("."),
+                _ => f.name.to_string(),
+            };
+            return Err(Error::input(
+                path,
+                format!(
+                    "column `{column}` ({}): expected {}, found {dtype}",
+                    f.name,
+                    expected(f.kind)
+                ),
+            ));
+        }
         fields.push((f.name.to_string(), found, dtype));
     }
     Ok(Mapping { fields })
@@ -127,7 +168,10 @@ pub fn map(schema: &Schema, _path: &Path) -> Result<Mapping> {
 /// The projection: canonical columns only, typed per the catalogue, plus the source file
 /// and row number. Values that cannot be read as their type become null (and are
 /// counted by the data-quality checks through `__unparsed_<field>` columns).
-pub fn select(raw: LazyFrame, mapping: &Mapping, path: &Path) -> LazyFrame {
+///
+/// `kept_rows` are the 1-based rows that could not be read whole and were kept with
+/// their unreadable parts null; they are flagged in `__unreadable`.
+pub fn select(raw: LazyFrame, mapping: &Mapping, path: &Path, kept_rows: &[u32]) -> LazyFrame {
     let mut lf = raw.with_row_index(ROW_COL, Some(1));
     let needs_json = mapping
         .fields
@@ -181,22 +225,30 @@ pub fn select(raw: LazyFrame, mapping: &Mapping, path: &Path) -> LazyFrame {
         };
         let value = normalize(source.clone(), kind, dtype);
         if !matches!(kind, Kind::Label) {
-            // Text that did not parse as the field's type: a data-quality finding.
-            let unparsed = if *dtype == DataType::String {
+            // A value present in the file that did not survive as the field's type (text
+            // that is not a number, NaN, an infinity): a data-quality finding.
+            let present = if *dtype == DataType::String {
                 let blank = source.clone().str().strip_chars(lit(NULL)).eq(lit(""));
-                source
-                    .is_not_null()
-                    .and(blank.not())
-                    .and(value.clone().is_null())
+                source.is_not_null().and(blank.not())
             } else {
-                lit(false)
+                source.is_not_null()
             };
+            let unparsed = present.and(value.clone().is_null());
             exprs.push(unparsed.alias(format!("{UNPARSED_PREFIX}{name}").as_str()));
         }
         exprs.push(value.alias(name.as_str()));
     }
     exprs.push(lit(path.display().to_string()).alias(SOURCE_COL));
     exprs.push(col(ROW_COL).cast(DataType::Int64));
+    let unreadable = if kept_rows.is_empty() {
+        lit(false)
+    } else {
+        let rows = Series::new("kept".into(), kept_rows);
+        col(ROW_COL)
+            .cast(DataType::UInt32)
+            .is_in(lit(rows).implode(false), false)
+    };
+    exprs.push(unreadable.alias(UNREADABLE_COL));
     lf.select(exprs).with_column(outcome_expr())
 }
 
@@ -240,11 +292,15 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
         | Kind::Duration
         | Kind::Percent
         | Kind::Ratio => {
-            if is_text {
+            let v = if is_text {
                 e.str().strip_chars(lit(NULL)).cast(DataType::Float64)
             } else {
                 e.cast(DataType::Float64)
-            }
+            };
+            // NaN and ±inf are not measurements: null, and counted as unparsed.
+            when(v.clone().is_finite())
+                .then(v)
+                .otherwise(lit(NULL).cast(DataType::Float64))
         }
         Kind::Count | Kind::Code => {
             let e = if is_text {
@@ -252,7 +308,11 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
             } else {
                 e
             };
-            e.cast(DataType::Float64).cast(DataType::Int64)
+            // A count of 1.5 is not a count: null and unparsed, never truncated to 1.
+            let v = e.cast(DataType::Float64);
+            when(v.clone().is_finite().and(v.clone().floor().eq(v.clone())))
+                .then(v.cast(DataType::Int64))
+                .otherwise(lit(NULL).cast(DataType::Int64))
         }
         Kind::Label => match dtype {
             // Never stringify nested values: they may hold content.
@@ -292,20 +352,28 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
                 e.cast(DataType::Datetime(TimeUnit::Milliseconds, None))
             }
             // Parsed once, before the projection (see `parse_timestamps`).
+            // ISO 8601 (parsed once, before the projection: see `parse_timestamps`), or
+            // a Unix time written as text (CSV).
             DataType::String => when(col(TS_T).is_not_null())
                 .then(col(TS_T))
-                .otherwise(col(TS_SPACE)),
-            _ => {
-                // Unix epoch: seconds (new-api's created_at) or milliseconds.
-                let v = e.cast(DataType::Float64);
-                when(v.clone().gt(lit(1e11)).or(v.clone().lt(lit(-1e11))))
-                    .then(v.clone())
-                    .otherwise(v * lit(1000.0))
-                    .cast(DataType::Int64)
-                    .cast(DataType::Datetime(TimeUnit::Milliseconds, None))
-            }
+                .when(col(TS_SPACE).is_not_null())
+                .then(col(TS_SPACE))
+                .otherwise(unix_time(e.str().strip_chars(lit(NULL)))),
+            _ => unix_time(e),
         },
     }
+}
+
+/// Unix epoch: seconds (new-api's created_at) or milliseconds, told apart by size.
+fn unix_time(e: Expr) -> Expr {
+    let v = e.cast(DataType::Float64);
+    when(v.clone().is_finite().not())
+        .then(lit(NULL).cast(DataType::Float64))
+        .when(v.clone().gt(lit(1e11)).or(v.clone().lt(lit(-1e11))))
+        .then(v.clone())
+        .otherwise(v * lit(1000.0))
+        .cast(DataType::Int64)
+        .cast(DataType::Datetime(TimeUnit::Milliseconds, None))
 }
 
 /// `outcome` normalised to ok / error / cancelled / timeout (other values kept, lower

@@ -21,6 +21,25 @@ pub fn scan_lines(path: &Path) -> Result<LazyFrame> {
         })
 }
 
+/// JSON lines held in memory (a repaired copy, see `rowcheck`), scanned lazily like a
+/// file so that only the mapped columns are ever materialised.
+pub fn scan_lines_from(path: &Path, bytes: Vec<u8>) -> Result<LazyFrame> {
+    if bytes.is_empty() {
+        // Every row was bad and skipped: no rows, no columns.
+        return Ok(DataFrame::empty().lazy());
+    }
+    let sources = ScanSources::Buffers([polars_buffer::Buffer::from(bytes)].into());
+    LazyJsonLineReader::new_with_sources(sources)
+        .with_infer_schema_length(None)
+        .finish()
+        .map_err(|e| {
+            Error::input(
+                path,
+                format!("cannot read as JSON lines: {}", super::polars_message(&e)),
+            )
+        })
+}
+
 pub fn read_array(path: &Path) -> Result<LazyFrame> {
     let file =
         std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;

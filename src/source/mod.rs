@@ -12,6 +12,7 @@ mod canonical;
 mod csv;
 mod json;
 mod parquet;
+pub mod rowcheck;
 
 use std::fmt;
 use std::io::Read;
@@ -20,7 +21,8 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::error::{Error, Result};
-pub use canonical::{dtype_of, Mapping, Origin, UNPARSED_PREFIX};
+pub use canonical::{dtype_of, Mapping, Origin, UNPARSED_PREFIX, UNREADABLE_COL};
+pub use rowcheck::{BadKind, BadRow, BadRowPolicy};
 
 /// Column holding the input path a row came from.
 pub const SOURCE_COL: &str = "source_file";
@@ -67,6 +69,8 @@ pub struct Input {
     pub path: PathBuf,
     pub format: InputFormat,
     pub mapping: Mapping,
+    /// Rows that could not be read whole (skipped or kept per the policy).
+    pub bad_rows: Vec<BadRow>,
 }
 
 /// Expand globs and check that every path names a readable file.
@@ -163,17 +167,35 @@ fn first_line(path: &Path) -> Option<String> {
 }
 
 /// Read every input into one canonical lazy frame (rows of all files, in file order).
-pub fn load(paths: &[PathBuf], forced: Option<InputFormat>) -> Result<(LazyFrame, Vec<Input>)> {
+///
+/// Text logs are checked row by row first (`rowcheck`): `policy` says what happens to a
+/// row that cannot be read whole.
+pub fn load(
+    paths: &[PathBuf],
+    forced: Option<InputFormat>,
+    policy: BadRowPolicy,
+) -> Result<(LazyFrame, Vec<Input>)> {
     let mut frames = vec![];
     let mut inputs = vec![];
     for path in paths {
         let format = detect(path, forced)?;
-        let raw = match format {
-            InputFormat::Parquet => parquet::scan(path)?,
-            InputFormat::Csv => csv::scan(path)?,
-            InputFormat::JsonLines => json::scan_lines(path)?,
-            InputFormat::JsonArray => json::read_array(path)?,
-            InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
+        let checked = match format {
+            InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
+            InputFormat::JsonLines => rowcheck::check_json_lines(path, policy)?,
+            InputFormat::JsonArray => {
+                rowcheck::check_json_array(path)?;
+                rowcheck::Checked::default()
+            }
+            _ => rowcheck::Checked::default(),
+        };
+        let raw = match (format, checked.repaired) {
+            (InputFormat::Csv, Some(bytes)) => csv::scan_from(path, bytes)?,
+            (InputFormat::JsonLines, Some(bytes)) => json::scan_lines_from(path, bytes)?,
+            (InputFormat::Parquet, _) => parquet::scan(path)?,
+            (InputFormat::Csv, _) => csv::scan(path)?,
+            (InputFormat::JsonLines, _) => json::scan_lines(path)?,
+            (InputFormat::JsonArray, _) => json::read_array(path)?,
+            (InputFormat::AzureRequestLog, _) => azure_requests::read(path)?.frame.lazy(),
         };
         let mut raw = raw;
         let schema = raw.collect_schema().map_err(|e| {
@@ -183,12 +205,13 @@ pub fn load(paths: &[PathBuf], forced: Option<InputFormat>) -> Result<(LazyFrame
             )
         })?;
         let mapping = canonical::map(&schema, path)?;
-        let lf = canonical::select(raw, &mapping, path);
+        let lf = canonical::select(raw, &mapping, path, &checked.kept_rows);
         frames.push(lf);
         inputs.push(Input {
             path: path.clone(),
             format,
             mapping,
+            bad_rows: checked.bad,
         });
     }
     let lf = if frames.len() == 1 {
@@ -211,4 +234,34 @@ pub fn polars_message(e: &PolarsError) -> String {
         .join(" ")
         .trim()
         .to_string()
+}
+
+/// The text of one field as the file holds it, for an error message: row `row` (1-based)
+/// of a flat or nested column. `None` for a JSON-string `other` or when the file cannot
+/// be re-read.
+pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
+    let (_, origin, _) = input.mapping.fields.iter().find(|(n, _, _)| n == field)?;
+    let value = match origin {
+        Origin::Column(c) => col(c.as_str()),
+        Origin::Nested(path) => path[1..]
+            .iter()
+            .fold(col(path[0].as_str()), |e, p| e.struct_().field_by_name(p)),
+        _ => return None,
+    };
+    let path = input.path.as_path();
+    let raw = match input.format {
+        InputFormat::Parquet => parquet::scan(path).ok()?,
+        InputFormat::Csv => csv::scan(path).ok()?,
+        InputFormat::JsonLines => json::scan_lines(path).ok()?,
+        _ => return None,
+    };
+    let df = raw
+        .select([value.cast(DataType::String).alias("value")])
+        .slice(row - 1, 1)
+        .collect()
+        .ok()?;
+    let v = df.column("value").ok()?.str().ok()?.get(0)?.to_string();
+    // Only timing, count and flag fields reach here: no content, but keep it short, and
+    // show control bytes escaped (a NUL would otherwise vanish from the message).
+    Some(v.chars().take(40).flat_map(char::escape_debug).collect())
 }

@@ -40,12 +40,18 @@ pub fn scan_lines_from(path: &Path, bytes: Vec<u8>) -> Result<LazyFrame> {
         })
 }
 
-pub fn read_array(path: &Path) -> Result<LazyFrame> {
+/// A JSON array of objects, keeping only `keys` (the top-level keys the mapping may
+/// read, from `rowcheck::check_json_array`): content keys never become columns.
+pub fn read_array(path: &Path, keys: Vec<String>) -> Result<LazyFrame> {
+    if keys.is_empty() {
+        return Ok(DataFrame::empty().lazy());
+    }
     let file =
         std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;
     let df = JsonReader::new(file)
         .with_json_format(JsonFormat::Json)
         .infer_schema_len(None)
+        .with_projection(Some(keys.into_iter().map(PlSmallStr::from).collect()))
         .finish()
         .map_err(|e| {
             Error::input(

@@ -179,11 +179,12 @@ pub fn load(
     let mut inputs = vec![];
     for path in paths {
         let format = detect(path, forced)?;
+        let mut array_keys = vec![];
         let checked = match format {
             InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
             InputFormat::JsonLines => rowcheck::check_json_lines(path, policy)?,
             InputFormat::JsonArray => {
-                rowcheck::check_json_array(path)?;
+                array_keys = rowcheck::check_json_array(path)?;
                 rowcheck::Checked::default()
             }
             _ => rowcheck::Checked::default(),
@@ -194,7 +195,7 @@ pub fn load(
             (InputFormat::Parquet, _) => parquet::scan(path)?,
             (InputFormat::Csv, _) => csv::scan(path)?,
             (InputFormat::JsonLines, _) => json::scan_lines(path)?,
-            (InputFormat::JsonArray, _) => json::read_array(path)?,
+            (InputFormat::JsonArray, _) => json::read_array(path, std::mem::take(&mut array_keys))?,
             (InputFormat::AzureRequestLog, _) => azure_requests::read(path)?.frame.lazy(),
         };
         let mut raw = raw;

@@ -783,8 +783,9 @@ fn has_big_integer_literal(text: &str) -> bool {
 
 /// A JSON array is one document: it is read whole or not at all, so any fault is an error
 /// with its line and column; each element is checked as a JSON line is. (Checked first
-/// because polars' reader overflows the stack on deep nesting.)
-pub fn check_json_array(path: &Path) -> Result<()> {
+/// because polars' reader overflows the stack on deep nesting.) Returns the top-level keys
+/// the mapping may read, in order, so that polars keeps only those columns.
+pub fn check_json_array(path: &Path) -> Result<Vec<String>> {
     let bytes = read_all(path)?;
     let bytes = bytes.strip_prefix(BOM).unwrap_or(&bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
@@ -799,6 +800,16 @@ pub fn check_json_array(path: &Path) -> Result<()> {
     let mut de = serde_json::Deserializer::from_str(text);
     de.deserialize_seq(ArrayCheck { raw: text })
         .and_then(|()| de.end())
+        .and_then(|()| {
+            let rows: Vec<std::collections::BTreeMap<String, IgnoredAny>> =
+                serde_json::from_str(text)?;
+            let keys: std::collections::BTreeSet<String> = rows
+                .into_iter()
+                .flat_map(|r| r.into_keys())
+                .filter(|k| !matches!(role("", k), Role::Other))
+                .collect();
+            Ok(keys.into_iter().collect())
+        })
         .map_err(|e| {
             Error::input(
                 path,
@@ -1082,6 +1093,36 @@ mod tests {
         let deep = format!("{{\"other\":{}1{}}}", "[".repeat(200), "]".repeat(200));
         let (b, _) = bad(&deep).unwrap();
         assert_eq!(b.message, "nesting deeper than 128 levels");
+    }
+
+    #[test]
+    fn integers_beyond_i64_are_found_outside_strings_only() {
+        assert!(has_big_integer_literal(r#"{"a":99999999999999999999999}"#));
+        assert!(has_big_integer_literal(r#"{"a":9223372036854775808}"#));
+        assert!(!has_big_integer_literal(r#"{"a":9223372036854775807}"#));
+        assert!(!has_big_integer_literal(
+            r#"{"a":"99999999999999999999999"}"#
+        ));
+        assert!(!has_big_integer_literal(
+            r#"{"a":1e23,"b":1.99999999999999999999}"#
+        ));
+        assert!(!has_big_integer_literal(
+            r#"{"a":"x\"99999999999999999999999"}"#
+        ));
+        // A catalogue count: a wrong-typed value, kept as text so it is counted unparsed.
+        let (b, keep) =
+            bad(r#"{"request_id":"a","output_tokens":99999999999999999999999}"#).unwrap();
+        assert_eq!(b.kind, BadKind::Value);
+        assert_eq!(
+            keep,
+            r#"{"request_id":"a","output_tokens":"an integer beyond the 64-bit range"}"#
+        );
+        // A field never read: dropped from the copy polars reads, nothing reported.
+        let (b, keep) = bad(r#"{"request_id":"a","quota":18446744073709551615}"#).unwrap();
+        assert_eq!(b.kind, BadKind::Repair);
+        assert_eq!(keep, r#"{"request_id":"a"}"#);
+        // A float of that size is a float.
+        assert!(bad(r#"{"request_id":"a","quota":1e30}"#).is_none());
     }
 
     #[test]

@@ -308,3 +308,116 @@ fn real_new_api_rows_without_timing_are_insufficient_and_said_so() {
     );
     assert_eq!(f64_col(&a, "total_handler_ms"), vec![None; 4]);
 }
+
+/// Every command that reads logs, in every output format, on a log whose content columns
+/// (and bad rows) hold canaries: none reaches stdout or stderr. `analyze` and `report`
+/// are covered above and in tests/report.rs.
+#[test]
+fn content_never_reaches_any_command() {
+    let dir = tempfile::tempdir().unwrap();
+    // Bad rows full of content: a broken line, a duplicated key, a wrong-typed value, an
+    // `other` that is not JSON, and an authorization header.
+    let good = r#"{"request_id":"ok-1","upstream_headers_ms":120,"total_handler_ms":900,"prompt":"CANARY-PROMPT","authorization":"Bearer CANARY-KEY"}"#;
+    let bad = [
+        r#"{"request_id":"b-1","prompt":"CANARY-PROMPT","response":"CANARY-RESPONSE"#,
+        r#"{"request_id":"b-2","prompt":"CANARY-PROMPT","prompt":"CANARY-PROMPT","messages":[{"content":"CANARY-MESSAGES"}]}"#,
+        r#"{"request_id":"b-3","upstream_headers_ms":["CANARY-RESPONSE"],"api_key":"CANARY-KEY"}"#,
+        r#"{"request_id":"b-4","other":"{CANARY-MESSAGES","api_key":"CANARY-KEY"}"#,
+    ];
+    let log = dir.path().join("bad.jsonl");
+    std::fs::write(&log, format!("{good}\n{}\n{good}\n", bad.join("\n"))).unwrap();
+    let log = log.to_str().unwrap();
+    let array = dir.path().join("rows.json");
+    std::fs::write(&array, format!("[{good},{good}]")).unwrap();
+    let array = array.to_str().unwrap();
+
+    let generated = "fixtures/generated/gateway.jsonl";
+    let mut runs: Vec<Vec<&str>> = vec![];
+    for format in ["table", "json"] {
+        runs.push(vec![
+            "explain",
+            generated,
+            "--request-id",
+            "req-0000001",
+            "--format",
+            format,
+        ]);
+        runs.push(vec![
+            "explain",
+            generated,
+            "--class",
+            "upstream_headers_slow",
+            "--limit",
+            "3",
+            "--format",
+            format,
+        ]);
+        runs.push(vec![
+            "compare",
+            generated,
+            "--split",
+            "channel=ch-east,ch-west",
+            "--format",
+            format,
+        ]);
+        runs.push(vec![
+            "throughput",
+            generated,
+            "--by",
+            "model,channel",
+            "--format",
+            format,
+        ]);
+        for policy in ["error", "skip", "keep"] {
+            runs.push(vec![
+                "analyze",
+                log,
+                "--on-bad-row",
+                policy,
+                "--format",
+                format,
+            ]);
+            runs.push(vec![
+                "explain",
+                log,
+                "--request-id",
+                "b-3",
+                "--on-bad-row",
+                policy,
+                "--format",
+                format,
+            ]);
+            runs.push(vec![
+                "throughput",
+                log,
+                "--on-bad-row",
+                policy,
+                "--format",
+                format,
+            ]);
+        }
+        runs.push(vec!["analyze", array, "--format", format]);
+    }
+    for args in &runs {
+        let o = cli(args);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1 | 2)),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        for c in CANARIES {
+            assert!(!stdout(&o).contains(c), "{c} in stdout of {args:?}");
+            assert!(!stderr(&o).contains(c), "{c} in stderr of {args:?}");
+        }
+    }
+    // The bad rows were really read and reported (the test can fail).
+    let o = cli(&["analyze", log, "--on-bad-row", "skip"]);
+    assert!(
+        stdout(&o).contains("left out of every figure"),
+        "{}",
+        stdout(&o)
+    );
+    let o = cli(&["analyze", log, "--on-bad-row", "error"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+}

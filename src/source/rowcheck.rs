@@ -401,24 +401,32 @@ enum Role {
     Other,
 }
 
-/// Catalogue names and aliases (lower case), flat and dotted, with their kind.
-fn field_roles() -> &'static std::collections::HashMap<String, crate::catalogue::Kind> {
-    use crate::catalogue::{Kind, FIELDS};
-    static ROLES: std::sync::OnceLock<std::collections::HashMap<String, Kind>> =
-        std::sync::OnceLock::new();
+type Roles = std::collections::HashMap<String, crate::catalogue::Kind>;
+
+/// Catalogue names and aliases (lower case), flat and dotted, with their kind; and the
+/// timing names as keys of a nested `timing` object (matched exactly, as the mapping does).
+fn roles() -> &'static (Roles, Roles) {
+    use crate::catalogue::FIELDS;
+    static ROLES: std::sync::OnceLock<(Roles, Roles)> = std::sync::OnceLock::new();
     ROLES.get_or_init(|| {
-        let mut m = std::collections::HashMap::new();
+        let (mut flat, mut nested) = (Roles::new(), Roles::new());
         for f in FIELDS {
             for n in std::iter::once(f.name).chain(f.aliases.iter().copied()) {
-                m.insert(n.to_ascii_lowercase(), f.kind);
+                flat.insert(n.to_ascii_lowercase(), f.kind);
             }
             if f.kind.is_timing() {
-                m.insert(format!("timing.{}", f.name), f.kind);
-                m.insert(format!("other.timing.{}", f.name), f.kind);
+                flat.insert(format!("timing.{}", f.name), f.kind);
+                flat.insert(format!("other.timing.{}", f.name), f.kind);
+                nested.insert(f.name.to_string(), f.kind);
             }
         }
-        m
+        (flat, nested)
     })
+}
+
+/// The flat (top-level or CSV header) names, lower case.
+fn field_roles() -> &'static Roles {
+    &roles().0
 }
 
 fn role(prefix: &str, key: &str) -> Role {
@@ -429,13 +437,19 @@ fn role(prefix: &str, key: &str) -> Role {
         ("", "timing") | ("other.", "timing") => Role::Nested {
             string_allowed: false,
         },
-        ("", _) | ("timing.", _) | ("other.timing.", _) => {
-            let full = format!("{prefix}{key}").to_ascii_lowercase();
-            match field_roles().get(&full) {
-                Some(kind) => Role::Field(*kind),
-                None => Role::Other,
-            }
+        // Called for every key of every row: no allocation unless the key has capitals.
+        ("", _) => {
+            let found = if key.bytes().any(|b| b.is_ascii_uppercase()) {
+                field_roles().get(&key.to_ascii_lowercase())
+            } else {
+                field_roles().get(key)
+            };
+            found.map_or(Role::Other, |kind| Role::Field(*kind))
         }
+        ("timing.", _) | ("other.timing.", _) => roles()
+            .1
+            .get(key)
+            .map_or(Role::Other, |kind| Role::Field(*kind)),
         _ => Role::Other,
     }
 }
@@ -552,14 +566,6 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
             if self.fault.is_none() {
                 *self.fault = found;
             }
-            if self.fault.is_none() && keys.contains(&key) {
-                *self.fault = Some(Fault {
-                    field: field(),
-                    message: format!("the key `{key}` appears twice: which value holds is unknown"),
-                    kind: BadKind::Unreadable,
-                    found: "",
-                });
-            }
             if let (true, Some(f)) = (self.fail_fast, self.fault.as_ref()) {
                 return Err(de::Error::custom(format!(
                     "field `{}`: {}",
@@ -567,6 +573,25 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
                 )));
             }
             keys.push(key);
+        }
+        // Duplicated keys: sorted, a duplicate sits next to its twin (O(n log n), where a
+        // search per key would cost O(n²) on every row).
+        if self.fault.is_none() {
+            keys.sort_unstable();
+            if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+                let key = &w[0];
+                *self.fault = Some(Fault {
+                    field: format!("{prefix}{key}"),
+                    message: format!("the key `{key}` appears twice: which value holds is unknown"),
+                    kind: BadKind::Unreadable,
+                    found: "",
+                });
+                if self.fail_fast {
+                    return Err(de::Error::custom(format!(
+                        "field `{prefix}{key}`: the key `{key}` appears twice: which value holds is unknown"
+                    )));
+                }
+            }
         }
         Ok(())
     }

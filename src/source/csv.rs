@@ -18,28 +18,11 @@ pub fn separator(path: &Path) -> u8 {
     }
 }
 
-pub fn scan(path: &Path) -> Result<LazyFrame> {
-    let p = PlRefPath::try_from_path(path)
-        .map_err(|e| Error::input(path, super::polars_message(&e)))?;
-    let sep = separator(path);
-    LazyCsvReader::new(p)
-        .with_has_header(true)
-        .with_separator(sep)
-        .with_infer_schema_length(Some(0))
-        .finish()
-        .map_err(|e| {
-            Error::input(
-                path,
-                format!("cannot read as CSV: {}", super::polars_message(&e)),
-            )
-        })
-}
-
-/// CSV held in memory (a repaired copy, see `rowcheck`), scanned lazily like a file so
-/// that only the mapped columns are ever materialised.
-pub fn scan_from(path: &Path, bytes: Vec<u8>) -> Result<LazyFrame> {
-    let sources = ScanSources::Buffers([polars_buffer::Buffer::from(bytes)].into());
-    LazyCsvReader::new_with_sources(sources)
+/// Scan a CSV lazily: the file itself, or (when the row check repaired it) the repaired
+/// copy held in memory, read the same way so only the mapped columns are ever
+/// materialised.
+pub fn scan(path: &Path, repaired: Option<Vec<u8>>) -> Result<LazyFrame> {
+    LazyCsvReader::new_with_sources(super::scan_sources(path, repaired)?)
         .with_has_header(true)
         .with_separator(separator(path))
         .with_infer_schema_length(Some(0))

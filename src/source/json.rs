@@ -7,29 +7,15 @@ use polars::prelude::*;
 
 use crate::error::{Error, Result};
 
-pub fn scan_lines(path: &Path) -> Result<LazyFrame> {
-    let p = PlRefPath::try_from_path(path)
-        .map_err(|e| Error::input(path, super::polars_message(&e)))?;
-    LazyJsonLineReader::new(p)
-        .with_infer_schema_length(None)
-        .finish()
-        .map_err(|e| {
-            Error::input(
-                path,
-                format!("cannot read as JSON lines: {}", super::polars_message(&e)),
-            )
-        })
-}
-
-/// JSON lines held in memory (a repaired copy, see `rowcheck`), scanned lazily like a
-/// file so that only the mapped columns are ever materialised.
-pub fn scan_lines_from(path: &Path, bytes: Vec<u8>) -> Result<LazyFrame> {
-    if bytes.is_empty() {
+/// Scan JSON lines lazily: the file itself, or (when the row check repaired it) the
+/// repaired copy held in memory, read the same way so only the mapped columns are ever
+/// materialised.
+pub fn scan_lines(path: &Path, repaired: Option<Vec<u8>>) -> Result<LazyFrame> {
+    if repaired.as_ref().is_some_and(|b| b.is_empty()) {
         // Every row was bad and skipped: no rows, no columns.
         return Ok(DataFrame::empty().lazy());
     }
-    let sources = ScanSources::Buffers([polars_buffer::Buffer::from(bytes)].into());
-    LazyJsonLineReader::new_with_sources(sources)
+    LazyJsonLineReader::new_with_sources(super::scan_sources(path, repaired)?)
         .with_infer_schema_length(None)
         .finish()
         .map_err(|e| {

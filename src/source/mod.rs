@@ -190,11 +190,9 @@ pub fn load(
             _ => rowcheck::Checked::default(),
         };
         let raw = match (format, checked.repaired) {
-            (InputFormat::Csv, Some(bytes)) => csv::scan_from(path, bytes)?,
-            (InputFormat::JsonLines, Some(bytes)) => json::scan_lines_from(path, bytes)?,
             (InputFormat::Parquet, _) => parquet::scan(path)?,
-            (InputFormat::Csv, _) => csv::scan(path)?,
-            (InputFormat::JsonLines, _) => json::scan_lines(path)?,
+            (InputFormat::Csv, repaired) => csv::scan(path, repaired)?,
+            (InputFormat::JsonLines, repaired) => json::scan_lines(path, repaired)?,
             (InputFormat::JsonArray, _) => json::read_array(path, std::mem::take(&mut array_keys))?,
             (InputFormat::AzureRequestLog, _) => azure_requests::read(path)?.frame.lazy(),
         };
@@ -221,6 +219,18 @@ pub fn load(
         concat(frames, UnionArgs::default()).map_err(|e| Error::Usage(polars_message(&e)))?
     };
     Ok((lf, inputs))
+}
+
+/// What polars scans: the file at `path`, or a copy of its rows held in memory.
+fn scan_sources(path: &Path, repaired: Option<Vec<u8>>) -> Result<ScanSources> {
+    Ok(match repaired {
+        Some(bytes) => ScanSources::Buffers([polars_buffer::Buffer::from(bytes)].into()),
+        None => {
+            let p = PlRefPath::try_from_path(path)
+                .map_err(|e| Error::input(path, polars_message(&e)))?;
+            ScanSources::Paths(vec![p].into())
+        }
+    })
 }
 
 /// A polars error without its backtrace hints, for user-facing messages.
@@ -252,8 +262,8 @@ pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
     let path = input.path.as_path();
     let raw = match input.format {
         InputFormat::Parquet => parquet::scan(path).ok()?,
-        InputFormat::Csv => csv::scan(path).ok()?,
-        InputFormat::JsonLines => json::scan_lines(path).ok()?,
+        InputFormat::Csv => csv::scan(path, None).ok()?,
+        InputFormat::JsonLines => json::scan_lines(path, None).ok()?,
         _ => return None,
     };
     let df = raw

@@ -1,0 +1,188 @@
+//! CSV and TSV: each record checked with the csv crate (quotes, CRLF, bare CR), because
+//! polars' reader reports neither the line nor the field of a malformed record.
+
+use std::path::Path;
+
+use super::json_row::{check_other_string, field_roles};
+use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, BOM};
+use crate::error::{Error, Result};
+
+/// Check a CSV (or TSV) file record by record, quotes and all. A second pass writes the
+/// repaired copy only when a bad record was found, so a clean file is never held twice.
+pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Checked> {
+    let bytes = read_all(path)?;
+    let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+    // Old Mac line ends (a CR alone): polars reads them as one line, so such a file is
+    // rewritten with LF even when every record is good.
+    let bare_cr = body
+        .iter()
+        .enumerate()
+        .any(|(i, b)| *b == b'\r' && body.get(i + 1) != Some(&b'\n'));
+    let mut header: Vec<String> = vec![];
+    let mut bad: Vec<(u64, BadRow)> = vec![];
+    for_each_record(path, body, separator, |index, record| {
+        let line = record.position().map_or(0, |p| p.line());
+        if index == 0 {
+            header = record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+            for (i, name) in header.iter().enumerate() {
+                let key = name.trim().to_ascii_lowercase();
+                if let Some(first) = seen.insert(key.clone(), i + 1) {
+                    if field_roles().contains_key(&key) {
+                        return Err(Error::input(
+                            path,
+                            format!(
+                                "line {line}: the column `{name}` appears twice in the header (columns {first} and {}): which one holds the value is unknown",
+                                i + 1
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Some(i) = record.iter().position(|f| std::str::from_utf8(f).is_err()) {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "line {line}, column {}: the header is not UTF-8 (a Latin-1 export? convert it with `iconv -f latin1 -t utf-8`)",
+                        i + 1
+                    ),
+                ));
+            }
+        } else if let Some(b) = check_record(record, &header, line) {
+            bad.push((index, b));
+        }
+        Ok(())
+    })?;
+    if bad.is_empty() && !bare_cr {
+        return Ok(Checked::default());
+    }
+    if policy == BadRowPolicy::Error && !bad.is_empty() {
+        return Err(first_error(path, &bad[0].1));
+    }
+    let mut writer = csv::WriterBuilder::new()
+        .delimiter(separator)
+        .from_writer(vec![]);
+    let write_err = |e: csv::Error| Error::input(path, format!("cannot repair the CSV rows: {e}"));
+    let mut kept_rows = vec![];
+    let mut row = 0u32;
+    let mut bad_at = bad.iter().map(|(i, _)| *i).peekable();
+    for_each_record(path, body, separator, |index, record| {
+        let is_bad = bad_at.peek() == Some(&index);
+        if is_bad {
+            bad_at.next();
+        }
+        if !is_bad {
+            writer.write_byte_record(record).map_err(write_err)?;
+            row += u32::from(index > 0);
+        } else if policy == BadRowPolicy::Keep {
+            // A record with too many or too few fields cannot say which value belongs to
+            // which column (the extra or missing one may be anywhere): all of it is null.
+            // Otherwise bytes that are not UTF-8 become U+FFFD (and then fail to parse as
+            // numbers), and an unreadable `other` JSON string is dropped.
+            let shifted = record.len() != header.len();
+            let fields: Vec<String> = (0..header.len())
+                .map(|k| {
+                    if shifted {
+                        return String::new();
+                    }
+                    let v = String::from_utf8_lossy(record.get(k).unwrap_or(b"")).into_owned();
+                    let broken_other =
+                        header[k].eq_ignore_ascii_case("other") && check_other_string(&v).is_some();
+                    if broken_other {
+                        String::new()
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            writer.write_record(&fields).map_err(write_err)?;
+            row += 1;
+            kept_rows.push(row);
+        }
+        Ok(())
+    })?;
+    let repaired = writer
+        .into_inner()
+        .map_err(|e| Error::input(path, format!("cannot repair the CSV rows: {e}")))?;
+    Ok(Checked {
+        bad: bad.into_iter().map(|(_, b)| b).collect(),
+        repaired: Some(repaired),
+        kept_rows,
+    })
+}
+
+/// Calls `f` with (index, record) for every record; index 0 is the header. The csv crate
+/// skips blank lines itself.
+fn for_each_record(
+    path: &Path,
+    body: &[u8],
+    separator: u8,
+    mut f: impl FnMut(u64, &csv::ByteRecord) -> Result<()>,
+) -> Result<()> {
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(separator)
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(body);
+    let mut record = csv::ByteRecord::new();
+    let mut index = 0u64;
+    while reader
+        .read_byte_record(&mut record)
+        .map_err(|e| Error::input(path, format!("cannot read as CSV: {e}")))?
+    {
+        f(index, &record)?;
+        index += 1;
+    }
+    Ok(())
+}
+
+fn check_record(record: &csv::ByteRecord, header: &[String], line: u64) -> Option<BadRow> {
+    if record.len() != header.len() {
+        return Some(BadRow {
+            line,
+            column: None,
+            field: None,
+            message: format!(
+                "expected {} fields as in the header, found {}{}",
+                header.len(),
+                record.len(),
+                if record.len() < header.len() {
+                    " (a truncated or half-written row?)"
+                } else {
+                    " (an unquoted separator inside a value?)"
+                }
+            ),
+            kind: BadKind::Unreadable,
+        });
+    }
+    for (k, field) in record.iter().enumerate() {
+        let text = std::str::from_utf8(field);
+        if let (Ok(t), true) = (text, header[k].eq_ignore_ascii_case("other")) {
+            if let Some(f) = check_other_string(t) {
+                return Some(BadRow {
+                    line,
+                    column: Some(k as u64 + 1),
+                    field: Some(header[k].clone()),
+                    message: f.message,
+                    kind: BadKind::Unreadable,
+                });
+            }
+        }
+        if let Err(e) = text {
+            let bad_byte = field[e.valid_up_to()];
+            return Some(BadRow {
+                line,
+                column: Some(k as u64 + 1),
+                field: Some(header[k].clone()),
+                message: format!(
+                    "byte 0x{bad_byte:02X} is not UTF-8 (a Latin-1 export? convert it with `iconv -f latin1 -t utf-8`)"
+                ),
+                kind: BadKind::Unreadable,
+            });
+        }
+    }
+    None
+}

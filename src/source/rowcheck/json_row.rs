@@ -1,0 +1,517 @@
+//! What one JSON row may hold: the serde visitors shared by JSON lines and JSON arrays
+//! (objects with unique keys, `other`/`timing` objects, catalogue fields of a usable
+//! JSON type, no integer beyond 64 bits, no nesting beyond 128 levels), the repair of a
+//! faulty row, and the names of the catalogue fields (also used by the CSV header check).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use super::BadKind;
+
+/// A fault found while deserializing, with the field it concerns.
+pub(super) struct Fault {
+    pub(super) field: String,
+    pub(super) message: String,
+    pub(super) kind: BadKind,
+    /// With `BadKind::Value`: the text kept in the value's place (what was found).
+    pub(super) found: &'static str,
+}
+
+/// serde_json's message without its own " at line 1 column N" (the line is the file's).
+pub(super) fn json_message(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    let s = match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    };
+    if s.contains("recursion limit") {
+        "nesting deeper than 128 levels".into()
+    } else {
+        s
+    }
+}
+
+/// The line as polars should read it: the field at fault dropped (`other`, a duplicated
+/// key at any level, an unread field), or, for a wrong-typed value, replaced by text
+/// saying what was found (so the mapping counts it as unparsed).
+pub(super) fn salvage(text: &str, fault: &Fault) -> String {
+    let field = fault.field.as_str();
+    let Ok(serde_json::Value::Object(mut obj)) = serde_json::from_str::<serde_json::Value>(text)
+    else {
+        return "{}".into();
+    };
+    let mut path: Vec<&str> = field.split('.').collect();
+    let last = path.pop().unwrap_or(field);
+    let mut target = &mut obj;
+    for p in path {
+        match target.get_mut(p) {
+            Some(serde_json::Value::Object(o)) => target = o,
+            _ => {
+                // `other` as a string: drop it whole.
+                obj.remove("other");
+                return serde_json::Value::Object(obj).to_string();
+            }
+        }
+    }
+    if fault.kind == BadKind::Value {
+        target.insert(
+            last.to_string(),
+            serde_json::Value::String(fault.found.into()),
+        );
+    } else {
+        target.remove(last);
+    }
+    serde_json::Value::Object(obj).to_string()
+}
+
+/// `other` given as a string (new-api stores it so): it must hold a JSON object with
+/// unique keys, or the timing fields in it cannot be read.
+pub(super) fn check_other_string(s: &str) -> Option<Fault> {
+    if s.trim().is_empty() {
+        return None;
+    }
+    let mut inner = None;
+    let mut de = serde_json::Deserializer::from_str(s);
+    let parsed = de
+        .deserialize_any(ObjectCheck {
+            prefix: "other.".into(),
+            raw: s,
+            fail_fast: false,
+            fault: &mut inner,
+        })
+        .and_then(|()| de.end());
+    match parsed {
+        Err(e) => Some(Fault {
+            field: "other".into(),
+            message: format!(
+                "`other` is a string but not a JSON object: {} at character {}",
+                json_message(&e),
+                e.column()
+            ),
+            kind: BadKind::Unreadable,
+            found: "",
+        }),
+        // Anything wrong inside the string costs the whole of it (it is decoded whole).
+        Ok(()) => inner.map(|f| Fault {
+            field: "other".into(),
+            message: format!("in the JSON string `other`: {}", f.message),
+            kind: BadKind::Unreadable,
+            found: "",
+        }),
+    }
+}
+
+/// What a row's value must be, by the key it is under.
+#[derive(Clone, Copy)]
+pub(super) enum Role {
+    /// `other` (an object, a JSON string of one, or null) or `timing` (an object or null).
+    Nested { string_allowed: bool },
+    /// A catalogue field: a scalar; a number or text unless the field is a label or flag.
+    Field(crate::catalogue::Kind),
+    /// Anything else: not read, but an integer beyond 64 bits still breaks the reader.
+    Other,
+}
+
+type Roles = std::collections::HashMap<String, crate::catalogue::Kind>;
+
+/// Catalogue names and aliases (lower case), flat and dotted, with their kind; and the
+/// timing names as keys of a nested `timing` object (matched exactly, as the mapping does).
+fn roles() -> &'static (Roles, Roles) {
+    use crate::catalogue::FIELDS;
+    static ROLES: std::sync::OnceLock<(Roles, Roles)> = std::sync::OnceLock::new();
+    ROLES.get_or_init(|| {
+        let (mut flat, mut nested) = (Roles::new(), Roles::new());
+        for f in FIELDS {
+            for n in std::iter::once(f.name).chain(f.aliases.iter().copied()) {
+                flat.insert(n.to_ascii_lowercase(), f.kind);
+            }
+            if f.kind.is_timing() {
+                flat.insert(format!("timing.{}", f.name), f.kind);
+                flat.insert(format!("other.timing.{}", f.name), f.kind);
+                nested.insert(f.name.to_string(), f.kind);
+            }
+        }
+        (flat, nested)
+    })
+}
+
+/// The flat (top-level or CSV header) names, lower case.
+pub(super) fn field_roles() -> &'static Roles {
+    &roles().0
+}
+
+pub(super) fn role(prefix: &str, key: &str) -> Role {
+    match (prefix, key) {
+        ("", "other") => Role::Nested {
+            string_allowed: true,
+        },
+        ("", "timing") | ("other.", "timing") => Role::Nested {
+            string_allowed: false,
+        },
+        // Called for every key of every row: no allocation unless the key has capitals.
+        ("", _) => {
+            let found = if key.bytes().any(|b| b.is_ascii_uppercase()) {
+                field_roles().get(&key.to_ascii_lowercase())
+            } else {
+                field_roles().get(key)
+            };
+            found.map_or(Role::Other, |kind| Role::Field(*kind))
+        }
+        ("timing.", _) | ("other.timing.", _) => roles()
+            .1
+            .get(key)
+            .map_or(Role::Other, |kind| Role::Field(*kind)),
+        _ => Role::Other,
+    }
+}
+
+/// Visits a row: it must be an object; keys must be unique in it and in the objects the
+/// timing fields are read from (`other`, `other.timing`, `timing`); those must be objects
+/// (`other` may be a JSON string of one); catalogue fields must be scalars of a usable
+/// kind. Any of these in one row only would otherwise make polars fail the whole file (it
+/// infers one type per column) or lose every row's timings. The rest is skipped unkept.
+pub(super) struct ObjectCheck<'f> {
+    /// The keys leading here, each followed by a dot: "" for the row, "other." …
+    pub(super) prefix: String,
+    /// The row's text (or `other`'s), to tell a huge integer from a huge float.
+    pub(super) raw: &'f str,
+    /// Stop at the first fault with a serde error (JSON arrays: serde_json then gives the
+    /// line and column of the fault).
+    pub(super) fail_fast: bool,
+    pub(super) fault: &'f mut Option<Fault>,
+}
+
+impl<'de> Visitor<'de> for ObjectCheck<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let prefix = self.prefix;
+        let raw = self.raw;
+        // A float that is a whole number beyond i64 may be an integer literal polars
+        // cannot hold (serde_json reads those as f64): the text decides.
+        let big = |shape: Shape| {
+            holds_big(shape)
+                || (matches!(shape, Shape::MaybeBig | Shape::HoldsMaybeBig)
+                    && has_big_integer_literal(raw))
+        };
+        let mut keys: Vec<Cow<'de, str>> = vec![];
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let field = || format!("{prefix}{key}");
+            let found = match role(&prefix, &key) {
+                Role::Nested { string_allowed } => {
+                    let mut inner = None;
+                    let shape = map.next_value_seed(NestedCheck {
+                        prefix: format!("{prefix}{key}."),
+                        raw,
+                        fail_fast: self.fail_fast,
+                        string_allowed,
+                        fault: &mut inner,
+                    })?;
+                    inner.or_else(|| {
+                        shape.map(|found| Fault {
+                            field: field(),
+                            message: format!(
+                                "expected an object{}, found {found}",
+                                if string_allowed {
+                                    " or a JSON string of one"
+                                } else {
+                                    ""
+                                }
+                            ),
+                            kind: BadKind::Unreadable,
+                            found: "",
+                        })
+                    })
+                }
+                Role::Field(kind) => {
+                    use crate::catalogue::Kind;
+                    let shape = map.next_value::<Shape>()?;
+                    let found = match shape {
+                        s if big(s) && s != Shape::HoldsBigInteger && s != Shape::HoldsMaybeBig => {
+                            Some("an integer beyond the 64-bit range")
+                        }
+                        Shape::Boolean if !matches!(kind, Kind::Label | Kind::Flag) => {
+                            Some("a boolean")
+                        }
+                        Shape::Object | Shape::HoldsBigInteger | Shape::HoldsMaybeBig => {
+                            Some("an object")
+                        }
+                        Shape::Array => Some("an array"),
+                        _ => None,
+                    };
+                    found.map(|found| Fault {
+                        field: field(),
+                        message: format!(
+                            "expected {}, found {found}",
+                            if matches!(kind, Kind::Label | Kind::Flag) {
+                                "text, a number or a boolean"
+                            } else {
+                                "a number or text holding one"
+                            }
+                        ),
+                        // A label cannot hold "an array" as its value: it is dropped, and
+                        // the row counts as unreadable.
+                        kind: if kind == Kind::Label {
+                            BadKind::Unreadable
+                        } else {
+                            BadKind::Value
+                        },
+                        found,
+                    })
+                }
+                Role::Other => {
+                    let shape = map.next_value::<Shape>()?;
+                    big(shape).then(|| Fault {
+                        field: field(),
+                        message: "an integer beyond the 64-bit range, which the reader cannot hold"
+                            .into(),
+                        kind: BadKind::Repair,
+                        found: "",
+                    })
+                }
+            };
+            if self.fault.is_none() {
+                *self.fault = found;
+            }
+            if let (true, Some(f)) = (self.fail_fast, self.fault.as_ref()) {
+                return Err(de::Error::custom(format!(
+                    "field `{}`: {}",
+                    f.field, f.message
+                )));
+            }
+            keys.push(key);
+        }
+        // Duplicated keys: sorted, a duplicate sits next to its twin (O(n log n), where a
+        // search per key would cost O(n²) on every row).
+        if self.fault.is_none() {
+            keys.sort_unstable();
+            if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+                let key = &w[0];
+                *self.fault = Some(Fault {
+                    field: format!("{prefix}{key}"),
+                    message: format!("the key `{key}` appears twice: which value holds is unknown"),
+                    kind: BadKind::Unreadable,
+                    found: "",
+                });
+                if self.fail_fast {
+                    return Err(de::Error::custom(format!(
+                        "field `{prefix}{key}`: the key `{key}` appears twice: which value holds is unknown"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The value of `other` or `timing`: an object (checked in turn), a string holding one
+/// (`other` only), or null; anything else is returned as what was found.
+struct NestedCheck<'f> {
+    prefix: String,
+    raw: &'f str,
+    fail_fast: bool,
+    string_allowed: bool,
+    fault: &'f mut Option<Fault>,
+}
+
+impl<'de> DeserializeSeed<'de> for NestedCheck<'_> {
+    type Value = Option<&'static str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NestedCheck<'_> {
+    type Value = Option<&'static str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+        ObjectCheck {
+            prefix: self.prefix,
+            raw: self.raw,
+            fail_fast: self.fail_fast,
+            fault: self.fault,
+        }
+        .visit_map(map)?;
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
+        if !self.string_allowed {
+            return Ok(Some("a string"));
+        }
+        *self.fault = check_other_string(s);
+        Ok(None)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        while seq.next_element::<Shape>()?.is_some() {}
+        Ok(Some("an array"))
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(Some("a boolean"))
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(Some("a number"))
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(Some("a number"))
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(Some("a number"))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// Any JSON value, read, dropped and described by its shape. Unlike `IgnoredAny` (which
+/// serde_json skips with a loop, without its depth limit) this goes through
+/// `deserialize_any`, so nesting deeper than 128 levels is an error here instead of a
+/// stack overflow in polars later; and it notices integers polars' reader cannot hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Scalar,
+    Boolean,
+    /// An integer above i64::MAX (serde_json reads it as u64).
+    BigInteger,
+    Object,
+    Array,
+    /// An object or array with such an integer somewhere inside.
+    HoldsBigInteger,
+    /// A whole number beyond i64 read as f64: an integer literal or `1e19`.
+    MaybeBig,
+    /// An object or array with such a number inside.
+    HoldsMaybeBig,
+}
+
+fn holds_big(s: Shape) -> bool {
+    matches!(s, Shape::BigInteger | Shape::HoldsBigInteger)
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Shape, D::Error> {
+        d.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Shape, A::Error> {
+        let mut inside = Shape::Object;
+        while let Some((_, v)) = map.next_entry::<IgnoredAny, Shape>()? {
+            inside = inside.holding(v);
+        }
+        Ok(inside)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Shape, A::Error> {
+        let mut inside = Shape::Array;
+        while let Some(v) = seq.next_element::<Shape>()? {
+            inside = inside.holding(v);
+        }
+        Ok(inside)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Shape, E> {
+        Ok(Shape::Scalar)
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Shape, E> {
+        Ok(Shape::Boolean)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Shape, E> {
+        Ok(Shape::Scalar)
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Shape, E> {
+        Ok(if v > i64::MAX as u64 {
+            Shape::BigInteger
+        } else {
+            Shape::Scalar
+        })
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Shape, E> {
+        Ok(if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
+            Shape::MaybeBig
+        } else {
+            Shape::Scalar
+        })
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Shape, E> {
+        Ok(Shape::Scalar)
+    }
+}
+
+impl Shape {
+    /// A container's shape after seeing one more element.
+    fn holding(self, v: Shape) -> Shape {
+        match (self, v) {
+            (Shape::HoldsBigInteger, _) | (_, Shape::BigInteger | Shape::HoldsBigInteger) => {
+                Shape::HoldsBigInteger
+            }
+            (_, Shape::MaybeBig | Shape::HoldsMaybeBig) => Shape::HoldsMaybeBig,
+            (s, _) => s,
+        }
+    }
+}
+
+/// Whether the JSON text has an integer literal (outside strings) beyond the i64 range,
+/// which polars' JSON reader turns into an Int128 column it then cannot hold.
+pub(super) fn has_big_integer_literal(text: &str) -> bool {
+    let b = text.as_bytes();
+    let (mut i, mut in_string) = (0, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let integer = !matches!(b.get(i), Some(b'.' | b'e' | b'E'))
+                && !matches!(
+                    start.checked_sub(1).map(|p| b[p]),
+                    Some(b'.' | b'e' | b'E' | b'+')
+                )
+                && !matches!(start.checked_sub(2).map(|p| b[p]), Some(b'e' | b'E'));
+            let digits = &text[start..i];
+            let digits = digits.trim_start_matches('0');
+            if integer
+                && (digits.len() > 19 || (digits.len() == 19 && digits > "9223372036854775807"))
+            {
+                return true;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    false
+}

@@ -1,0 +1,295 @@
+//! JSON lines: each line checked as one row (on two threads for files over 1 MiB), then
+//! the bad ones left out or rewritten for polars per the policy.
+
+use super::json_row::{json_message, salvage, ObjectCheck};
+use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, BOM};
+use crate::error::{Error, Result};
+use serde::de::Deserializer;
+use std::path::Path;
+
+/// Check a JSON-lines file. With `Error`, the first bad row is the error.
+pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
+    let all = read_all(path)?;
+    // A byte-order mark is not JSON; polars' reader would choke on it.
+    let bom = all.starts_with(BOM);
+    let bytes = if bom { &all[BOM.len()..] } else { &all[..] };
+    if lines(bytes).all(is_blank) {
+        return Err(Error::input(
+            path,
+            "the file has no rows (only blank lines): expected a request log",
+        ));
+    }
+    let bad = find_bad_lines(bytes);
+    if bad.is_empty() {
+        return Ok(Checked {
+            repaired: bom.then(|| bytes.to_vec()),
+            ..Checked::default()
+        });
+    }
+    if policy == BadRowPolicy::Error {
+        if let Some((b, _)) = bad.iter().find(|(b, _)| b.kind != BadKind::Repair) {
+            return Err(first_error(path, b));
+        }
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut kept_rows = vec![];
+    let mut next_bad = bad.iter().peekable();
+    let mut row = 0u32;
+    for (i, line) in lines(bytes).enumerate() {
+        let lineno = i as u64 + 1;
+        if is_blank(line) {
+            continue;
+        }
+        match next_bad.peek() {
+            Some((b, repair)) if b.line == lineno => {
+                if policy == BadRowPolicy::Keep || b.kind == BadKind::Repair {
+                    out.extend_from_slice(repair.as_bytes());
+                    out.push(b'\n');
+                    row += 1;
+                    if b.kind == BadKind::Unreadable {
+                        kept_rows.push(row);
+                    }
+                }
+                next_bad.next();
+            }
+            _ => {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+                row += 1;
+            }
+        }
+    }
+    // Reported: what was left out, and what was kept unreadable. A wrong-typed value kept
+    // as text is reported by the mapping (`dq_unparsed`), like any unparsed value.
+    let reported = bad
+        .into_iter()
+        .map(|(b, _)| b)
+        .filter(|b| match b.kind {
+            BadKind::Repair => false,
+            BadKind::Value => policy == BadRowPolicy::Skip,
+            BadKind::Unreadable => true,
+        })
+        .collect();
+    Ok(Checked {
+        bad: reported,
+        repaired: Some(out),
+        kept_rows,
+    })
+}
+
+/// Lines without their terminator (`\n` or `\r\n`).
+fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    body.split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(move |_| !bytes.is_empty())
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| b.is_ascii_whitespace())
+}
+
+/// Every bad line with the text that replaces it when kept. The file is split in two at a
+/// line boundary and checked on two threads (the check is about as costly as a parse).
+fn find_bad_lines(bytes: &[u8]) -> Vec<(BadRow, String)> {
+    let half = bytes.len() / 2;
+    let split = match bytes[half..].iter().position(|b| *b == b'\n') {
+        Some(p) if bytes.len() > 1 << 20 => half + p + 1,
+        _ => bytes.len(),
+    };
+    let (a, b) = bytes.split_at(split);
+    let first_lines = a.iter().filter(|c| **c == b'\n').count() as u64;
+    let (mut bad, rest) = std::thread::scope(|s| {
+        let h = s.spawn(|| check_lines(b, first_lines));
+        let bad = check_lines(a, 0);
+        (bad, h.join().expect("the line check does not panic"))
+    });
+    bad.extend(rest);
+    bad
+}
+
+fn check_lines(bytes: &[u8], offset: u64) -> Vec<(BadRow, String)> {
+    let mut bad = vec![];
+    for (i, line) in lines(bytes).enumerate() {
+        if is_blank(line) {
+            continue;
+        }
+        if let Err((mut b, repair)) = check_json_line(line) {
+            b.line = offset + i as u64 + 1;
+            bad.push((b, repair));
+        }
+    }
+    bad
+}
+
+/// Check one line; on failure, the bad row (line 0, set by the caller) and the JSON to
+/// keep in its place: the readable fields, or `{}` when nothing is readable.
+fn check_json_line(line: &[u8]) -> std::result::Result<(), (BadRow, String)> {
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => t,
+        Err(e) => {
+            let column = String::from_utf8_lossy(&line[..e.valid_up_to()])
+                .chars()
+                .count() as u64
+                + 1;
+            return Err((
+                BadRow {
+                    line: 0,
+                    column: Some(column),
+                    field: None,
+                    message: "not UTF-8 (JSON lines must be UTF-8)".into(),
+                    kind: BadKind::Unreadable,
+                },
+                "{}".into(),
+            ));
+        }
+    };
+    let mut fault = None;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = de
+        .deserialize_any(ObjectCheck {
+            prefix: String::new(),
+            raw: text,
+            fail_fast: false,
+            fault: &mut fault,
+        })
+        .and_then(|()| de.end());
+    if let Err(e) = parsed {
+        let message = json_message(&e);
+        return Err((
+            BadRow {
+                line: 0,
+                column: (e.column() > 0).then_some(e.column() as u64),
+                field: None,
+                message,
+                kind: BadKind::Unreadable,
+            },
+            "{}".into(),
+        ));
+    }
+    if let Some(f) = fault {
+        let repair = salvage(text, &f);
+        return Err((
+            BadRow {
+                line: 0,
+                column: None,
+                field: Some(f.field),
+                message: f.message,
+                kind: f.kind,
+            },
+            repair,
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::json_row::has_big_integer_literal;
+    use super::*;
+
+    fn bad(line: &str) -> Option<(BadRow, String)> {
+        check_json_line(line.as_bytes()).err()
+    }
+
+    #[test]
+    fn good_rows_pass() {
+        for line in [
+            r#"{"request_id":"a","upstream_headers_ms":120}"#,
+            r#"{"request_id":"a","other":{"timing":{"upstream_headers_ms":1}}}"#,
+            r#"{"request_id":"a","other":"{\"timing\":{\"upstream_headers_ms\":1}}"}"#,
+            r#"{"request_id":"a","other":""}"#,
+            r#"{"request_id":"a","messages":[{"role":"user","content":"x"},{"role":"user","content":"x"}]}"#,
+        ] {
+            assert!(bad(line).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_every_level_read() {
+        let (b, keep) = bad(r#"{"a":1,"upstream_headers_ms":1,"upstream_headers_ms":2}"#).unwrap();
+        assert_eq!(b.field.as_deref(), Some("upstream_headers_ms"));
+        assert_eq!(keep, r#"{"a":1}"#);
+        let (b, keep) = bad(r#"{"a":1,"other":{"timing":{"x":1,"x":2,"y":3}}}"#).unwrap();
+        assert_eq!(b.field.as_deref(), Some("other.timing.x"));
+        assert_eq!(keep, r#"{"a":1,"other":{"timing":{"y":3}}}"#);
+        let (b, keep) = bad(r#"{"a":1,"other":"{\"timing\":{\"x\":1,\"x\":2}}"}"#).unwrap();
+        assert_eq!(b.field.as_deref(), Some("other"));
+        assert_eq!(keep, r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn broken_lines_have_a_column_and_keep_nothing() {
+        let (b, keep) = bad(r#"{"request_id":"r2","model":"#).unwrap();
+        assert_eq!(b.column, Some(27));
+        assert_eq!(keep, "{}");
+        assert!(bad("[1,2]").is_some());
+        assert!(bad(r#"{"a":1} trailing"#).is_some());
+        let deep = format!("{{\"other\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+        let (b, _) = bad(&deep).unwrap();
+        assert_eq!(b.message, "nesting deeper than 128 levels");
+    }
+
+    #[test]
+    fn integers_beyond_i64_are_found_outside_strings_only() {
+        assert!(has_big_integer_literal(r#"{"a":99999999999999999999999}"#));
+        assert!(has_big_integer_literal(r#"{"a":9223372036854775808}"#));
+        assert!(!has_big_integer_literal(r#"{"a":9223372036854775807}"#));
+        assert!(!has_big_integer_literal(
+            r#"{"a":"99999999999999999999999"}"#
+        ));
+        assert!(!has_big_integer_literal(
+            r#"{"a":1e23,"b":1.99999999999999999999}"#
+        ));
+        assert!(!has_big_integer_literal(
+            r#"{"a":"x\"99999999999999999999999"}"#
+        ));
+        // A catalogue count: a wrong-typed value, kept as text so it is counted unparsed.
+        let (b, keep) =
+            bad(r#"{"request_id":"a","output_tokens":99999999999999999999999}"#).unwrap();
+        assert_eq!(b.kind, BadKind::Value);
+        assert_eq!(
+            keep,
+            r#"{"request_id":"a","output_tokens":"an integer beyond the 64-bit range"}"#
+        );
+        // A field never read: dropped from the copy polars reads, nothing reported.
+        let (b, keep) = bad(r#"{"request_id":"a","quota":18446744073709551615}"#).unwrap();
+        assert_eq!(b.kind, BadKind::Repair);
+        assert_eq!(keep, r#"{"request_id":"a"}"#);
+        // A float of that size is a float.
+        assert!(bad(r#"{"request_id":"a","quota":1e30}"#).is_none());
+    }
+
+    #[test]
+    fn other_strings_that_are_not_objects_are_bad() {
+        for other in [r#""{not json""#, r#""[1,2]""#, r#""42""#] {
+            let line = format!(r#"{{"request_id":"a","other":{other}}}"#);
+            let (b, keep) = bad(&line).unwrap();
+            assert_eq!(b.field.as_deref(), Some("other"), "{line}");
+            assert_eq!(keep, r#"{"request_id":"a"}"#);
+        }
+    }
+
+    #[test]
+    fn line_numbers_count_blank_lines_and_cross_the_thread_split() {
+        let good = r#"{"request_id":"a","upstream_headers_ms":1}"#;
+        let mut text = String::new();
+        let n = 60_000; // > 1 MiB, so two threads check it
+        for i in 1..=n {
+            match i {
+                3 => text.push_str("\r\n"),
+                7 | 45_000 => text.push_str("{broken\n"),
+                _ => {
+                    text.push_str(good);
+                    text.push_str("\r\n");
+                }
+            }
+        }
+        assert!(text.len() > 1 << 20);
+        let lines: Vec<u64> = find_bad_lines(text.as_bytes())
+            .into_iter()
+            .map(|(b, _)| b.line)
+            .collect();
+        assert_eq!(lines, vec![7, 45_000]);
+    }
+}

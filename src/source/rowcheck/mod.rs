@@ -1,0 +1,129 @@
+//! The row check: every line of a JSON-lines log, every element of a JSON array and every
+//! record of a CSV log is checked before polars reads the file, because polars' readers
+//! stop at the first malformed line without saying which one, silently pick one of two
+//! duplicated keys, fail a whole file over one row whose value has another JSON type, panic
+//! on integers beyond 64 bits, and overflow the stack on deeply nested objects. The check
+//! finds each bad row with its line and column; the policy (`--on-bad-row`) then decides:
+//! stop with that error, leave the row out, or keep it with its unreadable parts null. A
+//! file with no bad row is read by polars directly (the fast path); otherwise polars reads a
+//! repaired copy held in memory.
+//!
+//! What makes a row bad:
+//! - JSON (`jsonl`, `array`, the value rules in `json_row`): not JSON, not an object,
+//!   trailing text, nesting deeper than serde_json's 128 levels, a key given twice (in the
+//!   row, in `other` or in `other.timing`), `other`/`timing` that are not objects (`other`
+//!   may be a JSON string of one), a catalogue field holding a list, an object, a boolean
+//!   latency or an integer beyond 64 bits.
+//! - CSV (`csv`): a record with more or fewer fields than the header, a field that is not
+//!   UTF-8 (typically a Latin-1 export), an `other` that is not JSON.
+//!
+//! Values that are well-formed text but not of their field's type (`"abc"` in a timing
+//! column, `NaN`) are not checked here: the canonical mapping turns them into nulls and
+//! counts them (`dq_unparsed`), and the same policy applies to them in `analyze`.
+
+mod array;
+mod csv;
+mod json_row;
+mod jsonl;
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+pub use array::check_json_array;
+pub use csv::check_csv;
+pub use jsonl::check_json_lines;
+
+/// What to do with a row that cannot be read (`--on-bad-row`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BadRowPolicy {
+    /// Stop at the first bad row: exit 2 with file, line and column.
+    Error,
+    /// Leave bad rows out of every figure; the summary counts them.
+    Skip,
+    /// Keep bad rows with their unreadable parts null, flagged `dq_unreadable` (default:
+    /// an incident's log is read as far as it can be, and the report says what was lost).
+    #[default]
+    Keep,
+}
+
+impl BadRowPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            BadRowPolicy::Error => "error",
+            BadRowPolicy::Skip => "skip",
+            BadRowPolicy::Keep => "keep",
+        }
+    }
+}
+
+/// How bad a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadKind {
+    /// The row cannot be read whole: not JSON, a duplicated key, `other` not an object.
+    Unreadable,
+    /// One catalogue field holds a value of the wrong JSON type (a list, an object, a
+    /// boolean latency, an integer beyond 64 bits): with `keep` the value becomes text
+    /// that the mapping counts as unparsed, like `abc` in a CSV.
+    Value,
+    /// A field tracediag never reads holds what polars cannot (an integer beyond 64 bits):
+    /// it is dropped from the copy polars reads, and nothing is reported.
+    Repair,
+}
+
+/// One row that could not be read as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRow {
+    /// 1-based physical line in the file (for CSV, the line the record starts on).
+    pub line: u64,
+    /// 1-based character column within the line, when the fault has a position.
+    pub column: Option<u64>,
+    /// The field (key or CSV column) at fault, when there is one.
+    pub field: Option<String>,
+    pub message: String,
+    pub kind: BadKind,
+}
+
+impl fmt::Display for BadRow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}", self.line)?;
+        if let Some(c) = self.column {
+            write!(f, ", column {c}")?;
+        }
+        if let Some(k) = &self.field {
+            write!(f, " (field `{k}`)")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The outcome of checking one file.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Every bad row, in line order.
+    pub bad: Vec<BadRow>,
+    /// When there is a bad row: the file's rows as polars should read them (bad rows
+    /// repaired or left out per the policy; blank lines dropped).
+    pub repaired: Option<Vec<u8>>,
+    /// With `Keep`: 1-based data rows of `repaired` that were bad (for `dq_unreadable`).
+    pub kept_rows: Vec<u32>,
+}
+
+pub(super) const BOM: &[u8] = "\u{feff}".as_bytes();
+
+pub(super) fn read_all(path: &Path) -> Result<Vec<u8>> {
+    let mut bytes = vec![];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    Ok(bytes)
+}
+
+pub(super) fn first_error(path: &Path, bad: &BadRow) -> Error {
+    Error::input(
+        path,
+        format!("{bad} (--on-bad-row skip or keep reads the rest of the file)"),
+    )
+}

@@ -229,8 +229,8 @@ struct AnalyzeArgs {
     /// Replace --out if it exists.
     #[arg(long)]
     force: bool,
-    /// Exit 1 when any data-quality check flags a row (for pipelines); the report is
-    /// still printed and written.
+    /// Exit 1 when any data-quality check flags a row or a bad row was skipped (for
+    /// pipelines); the report is still printed and written.
     #[arg(long)]
     strict: bool,
     /// Summary format on stdout.

@@ -128,25 +128,27 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     let frame = lf
         .and_then(|lf| lf.collect())
         .map_err(|e| read_error(&inputs, &e))?;
-    let (frame, skipped) = unparsed_values(frame, &inputs, opts.on_bad_row)?;
+    let (frame, unparsed_skipped, skipped_examples) =
+        unparsed_values(frame, &inputs, opts.on_bad_row)?;
     let mut summary =
         summarize(rules, &inputs, &frame, opts).map_err(|e| read_error(&inputs, &e))?;
-    summary.bad_rows = bad_rows(&inputs, opts.on_bad_row, skipped);
+    summary.bad_rows = bad_rows(&inputs, opts.on_bad_row, unparsed_skipped, skipped_examples);
     Ok(Analysis { frame, summary })
 }
 
 /// Rows holding a value that did not read as its field's type, under the policy: with
 /// `Keep` nothing changes (the value is null and `dq_unparsed` counts it); with `Error`
-/// the first one is the error; with `Skip` they leave the frame and are returned.
+/// the first one is the error; with `Skip` they leave the frame, and their number and the
+/// first few are returned.
 fn unparsed_values(
     frame: DataFrame,
     inputs: &[Input],
     policy: BadRowPolicy,
-) -> Result<(DataFrame, Vec<String>)> {
+) -> Result<(DataFrame, u64, Vec<String>)> {
     let flag = quality::column(&quality::UNPARSED);
     let polars_err = |e: PolarsError| read_error(inputs, &e);
     if policy == BadRowPolicy::Keep {
-        return Ok((frame, vec![]));
+        return Ok((frame, 0, vec![]));
     }
     let flagged = frame
         .clone()
@@ -155,10 +157,15 @@ fn unparsed_values(
         .collect()
         .map_err(polars_err)?;
     if flagged.height() == 0 {
-        return Ok((frame, vec![]));
+        return Ok((frame, 0, vec![]));
     }
+    let shown = if policy == BadRowPolicy::Error {
+        1
+    } else {
+        BAD_ROW_EXAMPLES
+    };
     let mut where_ = vec![];
-    for i in 0..flagged.height() {
+    for i in 0..flagged.height().min(shown) {
         let file = flagged
             .column(SOURCE_COL)
             .and_then(|c| Ok(c.str()?.get(i).unwrap_or("?").to_string()))
@@ -179,9 +186,6 @@ fn unparsed_values(
             .map(|f| f.name)
             .unwrap_or("?");
         where_.push((file, row, field));
-        if policy == BadRowPolicy::Error {
-            break;
-        }
     }
     if policy == BadRowPolicy::Error {
         let (file, row, field) = &where_[0];
@@ -218,36 +222,40 @@ fn unparsed_values(
             format!("{file}: row {row}, column `{field}`: not a value of its type")
         })
         .collect();
-    Ok((kept, examples))
+    Ok((kept, flagged.height() as u64, examples))
 }
 
+/// How many bad rows the summary lists.
+const BAD_ROW_EXAMPLES: usize = 5;
+
 /// What the summary says about bad rows: `None` when there were none.
+/// `unparsed_skipped` rows (with their first `skipped_examples`) were left out by `Skip`.
 fn bad_rows(
     inputs: &[Input],
     policy: BadRowPolicy,
-    skipped_values: Vec<String>,
+    unparsed_skipped: u64,
+    skipped_examples: Vec<String>,
 ) -> Option<BadRows> {
-    let mut examples: Vec<String> = vec![];
-    let mut unreadable = 0u64;
-    for input in inputs {
-        unreadable += input.bad_rows.len() as u64;
-        for b in &input.bad_rows {
-            examples.push(format!("{}: {b}", input.path.display()));
-        }
-    }
-    let unparsed_skipped = skipped_values.len() as u64;
-    examples.extend(skipped_values);
+    let unreadable: u64 = inputs.iter().map(|i| i.bad_rows.len() as u64).sum();
     if unreadable == 0 && unparsed_skipped == 0 {
         return None;
     }
-    let total = examples.len() as u64;
-    examples.truncate(5);
+    let examples = inputs
+        .iter()
+        .flat_map(|i| {
+            i.bad_rows
+                .iter()
+                .map(|b| format!("{}: {b}", i.path.display()))
+        })
+        .chain(skipped_examples)
+        .take(BAD_ROW_EXAMPLES)
+        .collect();
     Some(BadRows {
         policy: policy.name().to_string(),
         unreadable,
         unparsed_skipped,
         skipped: if policy == BadRowPolicy::Skip {
-            total
+            unreadable + unparsed_skipped
         } else {
             0
         },

@@ -8,12 +8,12 @@ use polars::prelude::*;
 
 use crate::catalogue::{self, Kind};
 use crate::error::{Error, Result};
-use crate::ids::{self, IdPolicy};
+use crate::ids::{self, IdPolicy, Salt};
 use crate::quality;
 use crate::ruleset::compile::{self, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
 use crate::source::{
-    self, BadRowPolicy, Input, InputFormat, Origin, ROW_COL, SOURCE_COL, UNPARSED_PREFIX,
+    self, BadRowPolicy, Input, InputFormat, Locations, Origin, ROW_COL, SOURCE_COL, UNPARSED_PREFIX,
 };
 use crate::stats::{self, Key};
 use crate::summary::*;
@@ -31,8 +31,9 @@ pub struct Options {
     pub until: Option<i64>,
     /// What happens to a row that cannot be read whole or holds an unreadable value.
     pub on_bad_row: BadRowPolicy,
-    /// Client identifiers: salted hashes (the default: a random per-run salt) or kept.
-    pub ids: IdPolicy,
+    /// Client identifiers: salted hashes or kept. `None` (the default): hashed with a
+    /// random salt drawn when the run starts.
+    pub ids: Option<IdPolicy>,
 }
 
 /// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
@@ -77,6 +78,8 @@ pub struct Analysis {
     /// One row per request: labels, timing fields, metrics, class, classes, dq flags.
     pub frame: DataFrame,
     pub summary: Summary,
+    /// Where each row is in its file (`source_file`, `source_row` → line or row).
+    pub locations: Locations,
 }
 
 /// Columns that may be used with `--by`.
@@ -115,7 +118,11 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     }
     let (lf, inputs) = source::load(&opts.inputs, opts.input_format, opts.on_bad_row)?;
     // Raw client identifiers go no further than the projection.
-    let lf = ids::apply(lf, &opts.ids);
+    let id_policy = match &opts.ids {
+        Some(p) => p.clone(),
+        None => IdPolicy::Salted(Salt::random()?),
+    };
+    let lf = ids::apply(lf, &id_policy);
     let lf = compile::apply(rules, lf);
     // The incident window applies after the data-quality checks, so a duplicate id outside
     // the window still marks the one inside it.
@@ -128,12 +135,18 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     let frame = lf
         .and_then(|lf| lf.collect())
         .map_err(|e| read_error(&inputs, &e))?;
+    let locations = Locations::of(&inputs);
     let (frame, unparsed_skipped, skipped_examples) =
-        unparsed_values(frame, &inputs, opts.on_bad_row)?;
+        unparsed_values(frame, &inputs, &locations, opts.on_bad_row)?;
     let mut summary =
-        summarize(rules, &inputs, &frame, opts).map_err(|e| read_error(&inputs, &e))?;
+        summarize(rules, &inputs, &locations, &frame, opts).map_err(|e| read_error(&inputs, &e))?;
+    summary.client_ids = id_policy.record(ids::found(&inputs));
     summary.bad_rows = bad_rows(&inputs, opts.on_bad_row, unparsed_skipped, skipped_examples);
-    Ok(Analysis { frame, summary })
+    Ok(Analysis {
+        frame,
+        summary,
+        locations,
+    })
 }
 
 /// Rows holding a value that did not read as its field's type, under the policy: with
@@ -143,6 +156,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
 fn unparsed_values(
     frame: DataFrame,
     inputs: &[Input],
+    locations: &Locations,
     policy: BadRowPolicy,
 ) -> Result<(DataFrame, u64, Vec<String>)> {
     let flag = quality::column(&quality::UNPARSED);
@@ -204,10 +218,11 @@ fn unparsed_values(
                 _ => "a finite number",
             })
             .unwrap_or("a value of the field's type");
+        let at = locations.describe(file, *row);
         return Err(Error::input(
             file.as_str(),
             format!(
-                "row {row}, column `{field}`: expected {expected}, {found} (--on-bad-row skip or keep reads the rest of the file)"
+                "{at}, column `{field}`: expected {expected}, {found} (--on-bad-row skip or keep reads the rest of the file)"
             ),
         ));
     }
@@ -219,14 +234,12 @@ fn unparsed_values(
     let examples = where_
         .into_iter()
         .map(|(file, row, field)| {
-            format!("{file}: row {row}, column `{field}`: not a value of its type")
+            let at = locations.describe(&file, row);
+            format!("{file}: {at}, column `{field}`: not a value of its type")
         })
         .collect();
     Ok((kept, flagged.height() as u64, examples))
 }
-
-/// How many bad rows the summary lists.
-const BAD_ROW_EXAMPLES: usize = 5;
 
 /// What the summary says about bad rows: `None` when there were none.
 /// `unparsed_skipped` rows (with their first `skipped_examples`) were left out by `Skip`.
@@ -322,6 +335,7 @@ fn is_failure() -> Expr {
 fn summarize(
     rules: &RuleSet,
     inputs: &[Input],
+    locations: &Locations,
     df: &DataFrame,
     opts: &Options,
 ) -> PolarsResult<Summary> {
@@ -444,7 +458,8 @@ fn summarize(
                     None => {
                         let file = fdf.column(SOURCE_COL)?.str()?.get(i).unwrap_or("?");
                         let row = fdf.column(ROW_COL)?.i64()?.get(i).unwrap_or(0);
-                        (file.to_string(), row, format!("{file}:row {row}"))
+                        let at = locations.describe(file, row);
+                        (file.to_string(), row, format!("{file}:{at}"))
                     }
                 })
             })
@@ -495,6 +510,26 @@ fn summarize(
         }
     }
 
+    // A timing field held in two places (flat and nested) may disagree: say which is read.
+    let mut shadowed: BTreeMap<(&str, &str, String), Vec<String>> = BTreeMap::new();
+    for input in inputs {
+        for (field, read, ignored) in &input.mapping.shadowed {
+            shadowed
+                .entry((field, read, ignored.join(" and ")))
+                .or_default()
+                .push(input.path.display().to_string());
+        }
+    }
+    for ((field, read, ignored), files) in shadowed {
+        let files = match files.len() {
+            1..=3 => files.join(", "),
+            n => format!("{} and {} more files", files[0], n - 1),
+        };
+        notes.push(format!(
+            "{files}: {field} is both {read} and {ignored}; tracediag reads {read} (the first in its lookup order) and ignores the other"
+        ));
+    }
+
     let drifted = schema_drift(inputs);
     if !drifted.is_empty() {
         notes.push(format!(
@@ -533,7 +568,8 @@ fn summarize(
                     .collect(),
             })
             .collect(),
-        client_ids: opts.ids.record(ids::found(inputs)),
+        // Set by `run`, which holds the policy with its drawn salt.
+        client_ids: None,
         rows,
         time_span,
         streaming,

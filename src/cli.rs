@@ -137,7 +137,7 @@ impl ReadArgs {
                 OnBadRow::Skip => BadRowPolicy::Skip,
                 OnBadRow::Keep => BadRowPolicy::Keep,
             },
-            ids: self.ids.policy()?,
+            ids: Some(self.ids.policy()?),
         })
     }
 }
@@ -179,20 +179,18 @@ impl WindowArgs {
 #[derive(Args, Clone, Default)]
 struct IdArgs {
     /// Hash client identifiers with this secret: the same salt gives the same hashes in
-    /// every run, so outputs can be joined. Without it, a random salt per run (reported
-    /// by its fingerprint, never itself).
-    #[arg(
-        long,
-        value_name = "SECRET",
-        env = "TRACEDIAG_SALT",
-        hide_env_values = true,
-        conflicts_with = "keep_ids"
-    )]
+    /// every run, so outputs can be joined. Also read from TRACEDIAG_SALT. Without either,
+    /// a random salt per run (reported by its fingerprint, never itself).
+    #[arg(long, value_name = "SECRET", conflicts_with = "keep_ids")]
     salt: Option<String>,
-    /// Write client identifiers as logged instead of as salted hashes.
+    /// Write client identifiers as logged instead of as salted hashes (TRACEDIAG_SALT is
+    /// then not used).
     #[arg(long)]
     keep_ids: bool,
 }
+
+/// The environment variable that stands in for `--salt`.
+const SALT_ENV: &str = "TRACEDIAG_SALT";
 
 /// Never shows the salt.
 impl std::fmt::Debug for IdArgs {
@@ -206,11 +204,23 @@ impl std::fmt::Debug for IdArgs {
 
 impl IdArgs {
     fn policy(&self) -> Result<IdPolicy> {
-        match (&self.salt, self.keep_ids) {
-            // clap refuses --salt with --keep-ids.
-            (_, true) => Ok(IdPolicy::Keep),
-            (Some(secret), false) => Salt::given(secret).map(IdPolicy::Salted),
-            (None, false) => Salt::random().map(IdPolicy::Salted),
+        // clap refuses --salt with --keep-ids; a salt from the environment is a standing
+        // default, so the explicit --keep-ids wins over it.
+        if self.keep_ids {
+            return Ok(IdPolicy::Keep);
+        }
+        if let Some(secret) = &self.salt {
+            return Salt::given(secret).map(IdPolicy::Salted);
+        }
+        match std::env::var_os(SALT_ENV) {
+            // Empty counts as unset, as clap counted an empty variable.
+            Some(v) if !v.is_empty() => match v.to_str() {
+                Some(secret) => Salt::given(secret).map(IdPolicy::Salted),
+                None => Err(Error::Usage(format!(
+                    "{SALT_ENV} is not valid UTF-8: expected a text secret"
+                ))),
+            },
+            _ => Salt::random().map(IdPolicy::Salted),
         }
     }
 }

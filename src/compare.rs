@@ -41,7 +41,9 @@ use crate::ruleset::RuleSet;
 use crate::source::SOURCE_COL;
 use crate::stats;
 use crate::stats::quantile7;
-use crate::summary::{round3, tool, Count, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD};
+use crate::summary::{
+    round3, tool, BadRows, Count, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD,
+};
 
 /// The bootstrap seed when none is given: a fixed one, so the same input gives the same
 /// intervals on every run.
@@ -169,6 +171,10 @@ pub struct Comparison {
     pub metrics: Vec<MetricComparison>,
     /// The class mix, in table order, then the default class.
     pub classes: Vec<ClassMix>,
+    /// Rows of either cohort's files that could not be read whole (or were left out with
+    /// `--on-bad-row skip`); absent when there were none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bad_rows: Option<BadRows>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -583,16 +589,18 @@ impl Default for Settings {
 
 /// Read, analyse and split the inputs, then compare.
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
-    let analyse = |inputs: &[PathBuf]| -> Result<DataFrame> {
-        Ok(analyze::run(
+    let mut bad_rows = vec![];
+    let mut analyse = |inputs: &[PathBuf]| -> Result<DataFrame> {
+        let a = analyze::run(
             rules,
             &analyze::Options {
                 inputs: inputs.to_vec(),
                 by: vec![],
                 ..opts.read.clone()
             },
-        )?
-        .frame)
+        )?;
+        bad_rows.extend(a.summary.bad_rows);
+        Ok(a.frame)
     };
     let names = |p: &[PathBuf]| {
         p.iter()
@@ -653,7 +661,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
         since: since.and_then(iso_ms),
         until: until.and_then(iso_ms),
     });
-    compare(
+    let mut c = compare(
         rules,
         &a,
         &b,
@@ -663,7 +671,9 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             split,
             window,
         },
-    )
+    )?;
+    c.bad_rows = BadRows::merge(bad_rows);
+    Ok(c)
 }
 
 fn internal(e: PolarsError) -> Error {
@@ -749,6 +759,7 @@ pub fn compare(rules: &RuleSet, a: &Cohort, b: &Cohort, settings: &Settings) -> 
         },
         metrics,
         classes,
+        bad_rows: None,
     })
 }
 

@@ -19,9 +19,9 @@ use crate::quality;
 use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
 use crate::ruleset::types::{self, Arith, Cmp, Func, Node, Ty};
 use crate::ruleset::RuleSet;
-use crate::source::{self, ROW_COL, SOURCE_COL};
+use crate::source::{self, Locations, ROW_COL, SOURCE_COL};
 use crate::stats;
-use crate::summary::{round3, tool, ClientIds, Pct, RulesInfo, Window};
+use crate::summary::{round3, tool, BadRows, ClientIds, Pct, RulesInfo, Window};
 
 /// What to explain.
 #[derive(Debug, Clone)]
@@ -92,6 +92,9 @@ pub struct RequestExplanation {
     /// How client identifiers were written; only when the input had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_ids: Option<ClientIds>,
+    /// Rows that could not be read whole; absent when there were none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bad_rows: Option<BadRows>,
     pub request_id: String,
     /// How many rows carry this id (more than one: a duplicate id, each explained).
     pub occurrences: usize,
@@ -104,8 +107,12 @@ pub struct Explained {
     /// 1-based, in input order.
     pub occurrence: usize,
     pub source_file: String,
-    /// 1-based data row within the file.
+    /// 1-based row within the file, as polars numbers them (blank lines and a CSV header
+    /// are not rows).
     pub source_row: Option<i64>,
+    /// The 1-based line the row begins on (CSV, JSON lines); null in Parquet and JSON
+    /// arrays.
+    pub source_line: Option<i64>,
     pub timestamp: Option<String>,
     /// The request's labels, token counts and codes, in catalogue order.
     pub labels: Vec<Label>,
@@ -266,6 +273,9 @@ pub struct ClassExplanation {
     /// How client identifiers were written; only when the input had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_ids: Option<ClientIds>,
+    /// Rows that could not be read whole; absent when there were none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bad_rows: Option<BadRows>,
     pub class: String,
     /// Table order; null for the default class.
     pub order: Option<i64>,
@@ -292,6 +302,8 @@ pub struct Worst {
     pub request_id: Option<String>,
     pub source_file: String,
     pub source_row: Option<i64>,
+    /// The line the row begins on (CSV, JSON lines).
+    pub source_line: Option<i64>,
     pub timestamp: Option<String>,
     pub model: Option<String>,
     pub channel: Option<String>,
@@ -380,7 +392,7 @@ pub fn request(rules: &RuleSet, a: &Analysis, id: &str) -> Result<RequestExplana
         }
         return Err(Error::Usage(msg));
     }
-    let ctx = Ctx::new(rules, df).map_err(polars_error)?;
+    let ctx = Ctx::new(rules, a).map_err(polars_error)?;
     let requests = rows
         .iter()
         .enumerate()
@@ -393,6 +405,7 @@ pub fn request(rules: &RuleSet, a: &Analysis, id: &str) -> Result<RequestExplana
         inputs: input_paths(a),
         window: a.summary.window.clone(),
         client_ids: a.summary.client_ids.clone(),
+        bad_rows: a.summary.bad_rows.clone(),
         request_id: id.to_string(),
         occurrences: rows.len(),
         requests,
@@ -414,7 +427,7 @@ pub fn class_worst(
         .map(|r| r.look_at.clone())
         .unwrap_or_else(|| "total_handler_ms".to_string());
     let lower_is_worse = is_rate(rules, &look_at);
-    let ctx = Ctx::new(rules, df).map_err(polars_error)?;
+    let ctx = Ctx::new(rules, a).map_err(polars_error)?;
     let classes = df
         .column("class")
         .and_then(|c| c.str().cloned())
@@ -428,6 +441,7 @@ pub fn class_worst(
                 request_id: row.text("request_id"),
                 source_file: row.text(SOURCE_COL).unwrap_or_default(),
                 source_row: row.int(ROW_COL),
+                source_line: ctx.source_line(&row),
                 timestamp: ctx.timestamp(i),
                 model: row.text("model"),
                 channel: row.text("channel"),
@@ -466,6 +480,7 @@ pub fn class_worst(
         inputs: input_paths(a),
         window: a.summary.window.clone(),
         client_ids: a.summary.client_ids.clone(),
+        bad_rows: a.summary.bad_rows.clone(),
         class: class.to_string(),
         order: rule.map(|r| r.order),
         when: rule.map(|r| r.when.clone()),
@@ -503,6 +518,7 @@ pub fn exact(x: f64) -> String {
 struct Ctx<'a> {
     rules: &'a RuleSet,
     df: &'a DataFrame,
+    locations: &'a Locations,
     params: BTreeMap<String, f64>,
     timestamps: Option<Int64Chunked>,
 }
@@ -567,7 +583,8 @@ impl Row<'_> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(rules: &'a RuleSet, df: &'a DataFrame) -> PolarsResult<Self> {
+    fn new(rules: &'a RuleSet, a: &'a Analysis) -> PolarsResult<Self> {
+        let df = &a.frame;
         let timestamps = match df.column("timestamp") {
             Ok(c) => Some(c.cast(&DataType::Int64)?.i64()?.clone()),
             Err(_) => None,
@@ -575,6 +592,7 @@ impl<'a> Ctx<'a> {
         Ok(Ctx {
             rules,
             df,
+            locations: &a.locations,
             params: rules.param_values(),
             timestamps,
         })
@@ -582,6 +600,12 @@ impl<'a> Ctx<'a> {
 
     fn row(&self, i: usize) -> Row<'a> {
         Row { df: self.df, i }
+    }
+
+    /// The line row `i` begins on in its file (CSV, JSON lines).
+    fn source_line(&self, row: &Row) -> Option<i64> {
+        let file = row.text(SOURCE_COL)?;
+        self.locations.line(&file, row.int(ROW_COL)?)
     }
 
     fn timestamp(&self, i: usize) -> Option<String> {
@@ -641,6 +665,7 @@ impl<'a> Ctx<'a> {
             occurrence,
             source_file: row.text(SOURCE_COL).unwrap_or_default(),
             source_row: row.int(ROW_COL),
+            source_line: self.source_line(&row),
             timestamp: self.timestamp(i),
             labels,
             class,
@@ -1409,7 +1434,7 @@ mod tests {
         files.sort();
         for rel in &files {
             let a = analysis(&rules, rel);
-            let ctx = Ctx::new(&rules, &a.frame).unwrap();
+            let ctx = Ctx::new(&rules, &a).unwrap();
             let params = rules.param_values();
             let mut matches = 0;
             for i in 0..a.frame.height() {

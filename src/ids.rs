@@ -125,15 +125,6 @@ pub enum IdPolicy {
     Salted(Salt),
 }
 
-impl Default for IdPolicy {
-    /// A fresh random per-run salt. Library callers that need stable hashes give a salt.
-    fn default() -> Self {
-        IdPolicy::Salted(
-            Salt::random().expect("the operating system's random number generator works"),
-        )
-    }
-}
-
 impl IdPolicy {
     /// What the reports say about `fields` (the identifier fields the input had): `None`
     /// when there were none, so inputs without identifiers give unchanged outputs.

@@ -62,7 +62,33 @@ pub struct BadRows {
     pub examples: Vec<String>,
 }
 
+/// How many bad rows a summary lists.
+pub const BAD_ROW_EXAMPLES: usize = 5;
+
 impl BadRows {
+    /// One account for several runs (the two cohorts of `compare`): counts added, the
+    /// examples of each in turn, at most `BAD_ROW_EXAMPLES` in all. `None` when no run had
+    /// a bad row. The runs share one policy.
+    pub fn merge(runs: impl IntoIterator<Item = BadRows>) -> Option<BadRows> {
+        let mut runs = runs.into_iter();
+        let mut all = runs.next()?;
+        for b in runs {
+            all.unreadable += b.unreadable;
+            all.unparsed_skipped += b.unparsed_skipped;
+            all.skipped += b.skipped;
+            all.examples.extend(b.examples);
+        }
+        all.examples.truncate(BAD_ROW_EXAMPLES);
+        Some(all)
+    }
+
+    /// The sentence, then each example indented: the terminal renderers' lines.
+    pub fn lines(&self) -> Vec<String> {
+        std::iter::once(self.sentence())
+            .chain(self.examples.iter().map(|e| format!("  {e}")))
+            .collect()
+    }
+
     /// One sentence for every renderer: how many, and what became of them.
     pub fn sentence(&self) -> String {
         let mut parts = vec![];

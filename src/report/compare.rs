@@ -48,6 +48,9 @@ pub fn terminal(c: &Comparison) -> String {
             w.until.as_deref().unwrap_or("+∞")
         ));
     }
+    for l in c.bad_rows.iter().flat_map(|b| b.lines()) {
+        line(l);
+    }
     line(format!("percentiles: {}", c.percentile_method));
     line(String::new());
 

@@ -6,7 +6,7 @@ use crate::explain::{
     exact, CheckResult, ClassExplanation, Explained, Explanation, Phase, PhaseKind,
     RequestExplanation, RuleEvidence, Timeline, Value,
 };
-use crate::summary::{ClientIds, RulesInfo, Window};
+use crate::summary::{BadRows, ClientIds, RulesInfo, Window};
 
 /// Width of the waterfall bar: the request's end-to-end time.
 pub const BAR_WIDTH: usize = 50;
@@ -32,6 +32,7 @@ fn header(
     inputs: &[String],
     window: &Option<Window>,
     client_ids: &Option<ClientIds>,
+    bad_rows: &Option<BadRows>,
 ) -> String {
     let mut out = format!(
         "{} — {what} — rules: {} ({})\ninput: {}\n",
@@ -49,6 +50,10 @@ fn header(
             w.since.as_deref().unwrap_or("start"),
             w.until.as_deref().unwrap_or("end")
         ));
+    }
+    for l in bad_rows.iter().flat_map(|b| b.lines()) {
+        out.push_str(&l);
+        out.push('\n');
     }
     out
 }
@@ -78,6 +83,7 @@ fn request(r: &RequestExplanation) -> String {
         &r.inputs,
         &r.window,
         &r.client_ids,
+        &r.bad_rows,
     );
     if r.occurrences > 1 {
         out.push_str(&format!(
@@ -99,10 +105,11 @@ fn request(r: &RequestExplanation) -> String {
 }
 
 fn explained(out: &mut String, id: &str, e: &Explained) {
-    let row = e
-        .source_row
-        .map(|r| format!(", row {r}"))
-        .unwrap_or_default();
+    let row = match (e.source_line, e.source_row) {
+        (Some(l), _) => format!(", line {l}"),
+        (None, Some(r)) => format!(", row {r}"),
+        (None, None) => String::new(),
+    };
     out.push_str(&format!(
         "Request {id} — {}{row}, received {}\n",
         e.source_file,
@@ -367,6 +374,7 @@ fn class(c: &ClassExplanation) -> String {
         &c.inputs,
         &c.window,
         &c.client_ids,
+        &c.bad_rows,
     );
     out.push('\n');
     match (c.order, &c.when) {
@@ -406,10 +414,13 @@ fn class(c: &ClassExplanation) -> String {
     for w in &c.worst {
         t.add_row(vec![
             w.rank.to_string(),
-            w.request_id.clone().unwrap_or_else(|| match w.source_row {
-                Some(r) => format!("{}:row {r}", w.source_file),
-                None => w.source_file.clone(),
-            }),
+            w.request_id
+                .clone()
+                .unwrap_or_else(|| match (w.source_line, w.source_row) {
+                    (Some(l), _) => format!("{}:line {l}", w.source_file),
+                    (None, Some(r)) => format!("{}:row {r}", w.source_file),
+                    (None, None) => w.source_file.clone(),
+                }),
             w.timestamp.clone().unwrap_or_else(|| "—".into()),
             w.model.clone().unwrap_or_else(|| "—".into()),
             w.channel.clone().unwrap_or_else(|| "—".into()),

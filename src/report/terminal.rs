@@ -156,11 +156,8 @@ impl Renderer for Terminal {
             ]);
         }
         line(t.to_string());
-        if let Some(b) = &s.bad_rows {
-            line(b.sentence());
-            for e in &b.examples {
-                line(format!("  {e}"));
-            }
+        for l in s.bad_rows.iter().flat_map(|b| b.lines()) {
+            line(l);
         }
         if let Some(g) = &s.groups {
             line(String::new());

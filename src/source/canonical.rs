@@ -34,6 +34,11 @@ pub enum Origin {
 pub struct Mapping {
     /// (canonical name, where it comes from, source dtype) in catalogue order.
     pub fields: Vec<(String, Origin, DataType)>,
+    /// Timing fields the file holds in more than one place, e.g. a flat
+    /// `upstream_headers_ms` and `other.timing.upstream_headers_ms`: (field, the place
+    /// read, the places not read), in catalogue order. The lookup order decides; the
+    /// summary says so, because the two may disagree.
+    pub shadowed: Vec<(String, String, Vec<String>)>,
 }
 
 impl Mapping {
@@ -114,6 +119,7 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
         .collect();
     let other_is_string = matches!(schema.get("other"), Some(DataType::String));
     let mut fields = vec![];
+    let mut shadowed = vec![];
     for f in FIELDS {
         let mut found = Origin::Absent;
         let mut dtype = DataType::Null;
@@ -132,18 +138,31 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
                 break;
             }
         }
-        if found == Origin::Absent && f.kind.is_timing() {
+        if f.kind.is_timing() {
+            // Every place the file holds this field: the first one is read.
+            let mut places: Vec<String> = names
+                .iter()
+                .filter_map(|n| lower.get(&n.to_ascii_lowercase()))
+                .map(|c| format!("column `{c}`"))
+                .collect();
+            places.dedup();
             for path in [vec!["other", "timing", f.name], vec!["timing", f.name]] {
                 if let Some(dt) = struct_path(schema, &path) {
-                    found = Origin::Nested(path.iter().map(|s| s.to_string()).collect());
-                    dtype = dt.clone();
-                    break;
+                    places.push(format!("nested `{}`", path.join(".")));
+                    if found == Origin::Absent {
+                        found = Origin::Nested(path.iter().map(|s| s.to_string()).collect());
+                        dtype = dt.clone();
+                    }
                 }
             }
-            if found == Origin::Absent && other_is_string {
-                found = Origin::JsonString(f.name.to_string());
-                dtype = DataType::Float64;
+            if places.len() > 1 {
+                let read = places.remove(0);
+                shadowed.push((f.name.to_string(), read, places));
             }
+        }
+        if found == Origin::Absent && f.kind.is_timing() && other_is_string {
+            found = Origin::JsonString(f.name.to_string());
+            dtype = DataType::Float64;
         }
         if found != Origin::Absent && !readable_as(f.kind, &dtype) {
             let column = match &found {
@@ -162,7 +181,7 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
         }
         fields.push((f.name.to_string(), found, dtype));
     }
-    Ok(Mapping { fields })
+    Ok(Mapping { fields, shadowed })
 }
 
 /// The projection: canonical columns only, typed per the catalogue, plus the source file

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// Scan JSON lines lazily: the file itself, or (when the row check repaired it) the
 /// repaired copy held in memory, read the same way so only the mapped columns are ever
 /// materialised.
-pub fn scan_lines(path: &Path, repaired: Option<Vec<u8>>) -> Result<LazyFrame> {
+pub fn scan_lines(path: &Path, repaired: Option<super::Bytes>) -> Result<LazyFrame> {
     if repaired.as_ref().is_some_and(|b| b.is_empty()) {
         // Every row was bad and skipped: no rows, no columns.
         return Ok(DataFrame::empty().lazy());

@@ -11,6 +11,7 @@ pub mod azure_windows;
 mod canonical;
 mod csv;
 mod json;
+mod location;
 mod parquet;
 pub mod rowcheck;
 
@@ -22,11 +23,13 @@ use polars::prelude::*;
 
 use crate::error::{Error, Result};
 pub use canonical::{dtype_of, Mapping, Origin, UNPARSED_PREFIX, UNREADABLE_COL};
+pub use location::{LineMap, Locations};
 pub use rowcheck::{BadKind, BadRow, BadRowPolicy};
 
 /// Column holding the input path a row came from.
 pub const SOURCE_COL: &str = "source_file";
-/// Column holding the 1-based row (data line) within its file.
+/// Column holding the 1-based row within its file, as polars numbers them (blank lines and
+/// a CSV header are not rows; `Locations` turns a row into the line it begins on).
 pub const ROW_COL: &str = "source_row";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,6 +66,23 @@ impl InputFormat {
     }
 }
 
+/// File contents held in memory, shared without copying (polars' own buffer type). Its
+/// `Debug` shows only the length: the bytes may hold prompts and responses.
+#[derive(Clone)]
+pub struct Bytes(polars_buffer::Buffer<u8>);
+
+impl Bytes {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Bytes({} bytes)", self.0.len())
+    }
+}
+
 /// One input file as read.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -71,6 +91,13 @@ pub struct Input {
     pub mapping: Mapping,
     /// Rows that could not be read whole (skipped or kept per the policy).
     pub bad_rows: Vec<BadRow>,
+    /// The line each row begins on (CSV and JSON lines; empty for other formats).
+    pub lines: LineMap,
+    /// With `--on-bad-row error`: the rows polars read instead of the file, when the row
+    /// check repaired it (blank CSV lines, a BOM, an unread field beyond 64 bits), so that
+    /// the value the error quotes comes from the row polars numbered. Not kept under the
+    /// other policies, which quote no value: a repaired copy is as large as its file.
+    pub repaired: Option<Bytes>,
 }
 
 /// Expand globs and check that every path names a readable file.
@@ -189,12 +216,13 @@ pub fn load(
             }
             _ => rowcheck::Checked::default(),
         };
-        let raw = match (format, checked.repaired) {
-            (InputFormat::Parquet, _) => parquet::scan(path)?,
-            (InputFormat::Csv, repaired) => csv::scan(path, repaired)?,
-            (InputFormat::JsonLines, repaired) => json::scan_lines(path, repaired)?,
-            (InputFormat::JsonArray, _) => json::read_array(path, std::mem::take(&mut array_keys))?,
-            (InputFormat::AzureRequestLog, _) => azure_requests::read(path)?.frame.lazy(),
+        let repaired = checked.repaired.map(|b| Bytes(b.into()));
+        let raw = match format {
+            InputFormat::Parquet => parquet::scan(path)?,
+            InputFormat::Csv => csv::scan(path, repaired.clone())?,
+            InputFormat::JsonLines => json::scan_lines(path, repaired.clone())?,
+            InputFormat::JsonArray => json::read_array(path, std::mem::take(&mut array_keys))?,
+            InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
         };
         let mut raw = raw;
         let schema = raw.collect_schema().map_err(|e| {
@@ -211,6 +239,8 @@ pub fn load(
             format,
             mapping,
             bad_rows: checked.bad,
+            lines: checked.lines,
+            repaired: repaired.filter(|_| policy == BadRowPolicy::Error),
         });
     }
     let lf = if frames.len() == 1 {
@@ -222,9 +252,9 @@ pub fn load(
 }
 
 /// What polars scans: the file at `path`, or a copy of its rows held in memory.
-fn scan_sources(path: &Path, repaired: Option<Vec<u8>>) -> Result<ScanSources> {
+fn scan_sources(path: &Path, repaired: Option<Bytes>) -> Result<ScanSources> {
     Ok(match repaired {
-        Some(bytes) => ScanSources::Buffers([polars_buffer::Buffer::from(bytes)].into()),
+        Some(Bytes(bytes)) => ScanSources::Buffers([bytes].into()),
         None => {
             let p = PlRefPath::try_from_path(path)
                 .map_err(|e| Error::input(path, polars_message(&e)))?;
@@ -262,8 +292,8 @@ pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
     let path = input.path.as_path();
     let raw = match input.format {
         InputFormat::Parquet => parquet::scan(path).ok()?,
-        InputFormat::Csv => csv::scan(path, None).ok()?,
-        InputFormat::JsonLines => json::scan_lines(path, None).ok()?,
+        InputFormat::Csv => csv::scan(path, input.repaired.clone()).ok()?,
+        InputFormat::JsonLines => json::scan_lines(path, input.repaired.clone()).ok()?,
         _ => return None,
     };
     let df = raw

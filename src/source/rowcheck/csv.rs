@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use super::json_row::{check_other_string, field_roles};
-use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, BOM};
+use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BOM};
 use crate::error::{Error, Result};
 
 /// Check a CSV (or TSV) file record by record, quotes and all. A second pass writes the
-/// repaired copy only when a bad record was found, so a clean file is never held twice.
+/// repaired copy only when a bad record, a blank line or a bare CR was found, so a clean
+/// file is never held twice.
 pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Checked> {
     let bytes = read_all(path)?;
     let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
@@ -18,10 +19,24 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         .iter()
         .enumerate()
         .any(|(i, b)| *b == b'\r' && body.get(i + 1) != Some(&b'\n'));
+    // polars reads a blank line as a row of nulls (one more "request"); the csv crate skips
+    // it. Such a file is rewritten without them. A blank line inside a quoted value looks
+    // the same here and only costs the rewrite.
+    let blank_line = body.starts_with(b"\n")
+        || body.starts_with(b"\r\n")
+        || body
+            .windows(3)
+            .any(|w| w[0] == b'\n' && (w[1] == b'\n' || (w[1] == b'\r' && w[2] == b'\n')))
+        || body.ends_with(b"\n\n");
     let mut header: Vec<String> = vec![];
     let mut bad: Vec<(u64, BadRow)> = vec![];
+    // Where each record begins: the rows' lines when every record is read as it is.
+    let mut lines = LineMap::default();
     for_each_record(path, body, separator, |index, record| {
         let line = record.position().map_or(0, |p| p.line());
+        if index > 0 {
+            lines.record(index, line);
+        }
         if index == 0 {
             header = record
                 .iter()
@@ -56,8 +71,11 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         }
         Ok(())
     })?;
-    if bad.is_empty() && !bare_cr {
-        return Ok(Checked::default());
+    if bad.is_empty() && !bare_cr && !blank_line {
+        return Ok(Checked {
+            lines,
+            ..Checked::default()
+        });
     }
     if policy == BadRowPolicy::Error && !bad.is_empty() {
         return Err(first_error(path, &bad[0].1));
@@ -68,15 +86,20 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     let write_err = |e: csv::Error| Error::input(path, format!("cannot repair the CSV rows: {e}"));
     let mut kept_rows = vec![];
     let mut row = 0u32;
+    let mut lines = LineMap::default();
     let mut bad_at = bad.iter().map(|(i, _)| *i).peekable();
     for_each_record(path, body, separator, |index, record| {
+        let line = record.position().map_or(0, |p| p.line());
         let is_bad = bad_at.peek() == Some(&index);
         if is_bad {
             bad_at.next();
         }
         if !is_bad {
             writer.write_byte_record(record).map_err(write_err)?;
-            row += u32::from(index > 0);
+            if index > 0 {
+                row += 1;
+                lines.record(u64::from(row), line);
+            }
         } else if policy == BadRowPolicy::Keep {
             // A record with too many or too few fields cannot say which value belongs to
             // which column (the extra or missing one may be anywhere): all of it is null.
@@ -100,6 +123,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
                 .collect();
             writer.write_record(&fields).map_err(write_err)?;
             row += 1;
+            lines.record(u64::from(row), line);
             kept_rows.push(row);
         }
         Ok(())
@@ -111,6 +135,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         bad: bad.into_iter().map(|(_, b)| b).collect(),
         repaired: Some(repaired),
         kept_rows,
+        lines,
     })
 }
 

@@ -2,7 +2,7 @@
 //! the bad ones left out or rewritten for polars per the policy.
 
 use super::json_row::{json_message, salvage, ObjectCheck};
-use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, BOM};
+use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BOM};
 use crate::error::{Error, Result};
 use serde::de::Deserializer;
 use std::path::Path;
@@ -19,10 +19,15 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
             "the file has no rows (only blank lines): expected a request log",
         ));
     }
-    let bad = find_bad_lines(bytes);
+    let (bad, has_blank) = find_bad_lines(bytes);
     if bad.is_empty() {
         return Ok(Checked {
             repaired: bom.then(|| bytes.to_vec()),
+            lines: if has_blank {
+                line_map(bytes)
+            } else {
+                LineMap::default()
+            },
             ..Checked::default()
         });
     }
@@ -33,6 +38,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
     }
     let mut out = Vec::with_capacity(bytes.len());
     let mut kept_rows = vec![];
+    let mut rows = LineMap::default();
     let mut next_bad = bad.iter().peekable();
     let mut row = 0u32;
     for (i, line) in lines(bytes).enumerate() {
@@ -46,6 +52,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
                     out.extend_from_slice(repair.as_bytes());
                     out.push(b'\n');
                     row += 1;
+                    rows.record(u64::from(row), lineno);
                     if b.kind == BadKind::Unreadable {
                         kept_rows.push(row);
                     }
@@ -56,6 +63,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
                 out.extend_from_slice(line);
                 out.push(b'\n');
                 row += 1;
+                rows.record(u64::from(row), lineno);
             }
         }
     }
@@ -74,7 +82,18 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
         bad: reported,
         repaired: Some(out),
         kept_rows,
+        lines: rows,
     })
+}
+
+/// The line each row begins on, for a file whose blank lines (not rows) make them differ.
+fn line_map(bytes: &[u8]) -> LineMap {
+    let mut map = LineMap::default();
+    let rows = lines(bytes).enumerate().filter(|(_, l)| !is_blank(l));
+    for (row, (i, _)) in rows.enumerate() {
+        map.record(row as u64 + 1, i as u64 + 1);
+    }
+    map
 }
 
 /// Lines without their terminator (`\n` or `\r\n`).
@@ -89,9 +108,10 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| b.is_ascii_whitespace())
 }
 
-/// Every bad line with the text that replaces it when kept. The file is split in two at a
-/// line boundary and checked on two threads (the check is about as costly as a parse).
-fn find_bad_lines(bytes: &[u8]) -> Vec<(BadRow, String)> {
+/// Every bad line with the text that replaces it when kept, and whether the file has a
+/// blank line. The file is split in two at a line boundary and checked on two threads (the
+/// check is about as costly as a parse).
+fn find_bad_lines(bytes: &[u8]) -> (Vec<(BadRow, String)>, bool) {
     let half = bytes.len() / 2;
     let split = match bytes[half..].iter().position(|b| *b == b'\n') {
         Some(p) if bytes.len() > 1 << 20 => half + p + 1,
@@ -99,19 +119,21 @@ fn find_bad_lines(bytes: &[u8]) -> Vec<(BadRow, String)> {
     };
     let (a, b) = bytes.split_at(split);
     let first_lines = a.iter().filter(|c| **c == b'\n').count() as u64;
-    let (mut bad, rest) = std::thread::scope(|s| {
+    let ((mut bad, blank_a), (rest, blank_b)) = std::thread::scope(|s| {
         let h = s.spawn(|| check_lines(b, first_lines));
-        let bad = check_lines(a, 0);
-        (bad, h.join().expect("the line check does not panic"))
+        let first = check_lines(a, 0);
+        (first, h.join().expect("the line check does not panic"))
     });
     bad.extend(rest);
-    bad
+    (bad, blank_a || blank_b)
 }
 
-fn check_lines(bytes: &[u8], offset: u64) -> Vec<(BadRow, String)> {
+fn check_lines(bytes: &[u8], offset: u64) -> (Vec<(BadRow, String)>, bool) {
     let mut bad = vec![];
+    let mut has_blank = false;
     for (i, line) in lines(bytes).enumerate() {
         if is_blank(line) {
+            has_blank = true;
             continue;
         }
         if let Err((mut b, repair)) = check_json_line(line) {
@@ -119,7 +141,7 @@ fn check_lines(bytes: &[u8], offset: u64) -> Vec<(BadRow, String)> {
             bad.push((b, repair));
         }
     }
-    bad
+    (bad, has_blank)
 }
 
 /// Check one line; on failure, the bad row (line 0, set by the caller) and the JSON to
@@ -271,6 +293,12 @@ mod tests {
     }
 
     #[test]
+    fn rows_after_blank_lines_name_their_line() {
+        let m = line_map(b"{\"a\":1}\n\n  \n{\"a\":2}\r\n{\"a\":3}\n");
+        assert_eq!([1, 2, 3].map(|r| m.line(r)), [1, 4, 5]);
+    }
+
+    #[test]
     fn line_numbers_count_blank_lines_and_cross_the_thread_split() {
         let good = r#"{"request_id":"a","upstream_headers_ms":1}"#;
         let mut text = String::new();
@@ -286,10 +314,9 @@ mod tests {
             }
         }
         assert!(text.len() > 1 << 20);
-        let lines: Vec<u64> = find_bad_lines(text.as_bytes())
-            .into_iter()
-            .map(|(b, _)| b.line)
-            .collect();
+        let (bad, has_blank) = find_bad_lines(text.as_bytes());
+        assert!(has_blank, "line 3 is blank");
+        let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
         assert_eq!(lines, vec![7, 45_000]);
     }
 }

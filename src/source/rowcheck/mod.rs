@@ -30,6 +30,7 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
+use super::LineMap;
 use crate::error::{Error, Result};
 
 pub use array::check_json_array;
@@ -109,6 +110,8 @@ pub struct Checked {
     pub repaired: Option<Vec<u8>>,
     /// With `Keep`: 1-based data rows of `repaired` that were bad (for `dq_unreadable`).
     pub kept_rows: Vec<u32>,
+    /// The line each row polars reads begins on.
+    pub lines: LineMap,
 }
 
 pub(super) const BOM: &[u8] = "\u{feff}".as_bytes();

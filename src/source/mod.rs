@@ -296,12 +296,15 @@ pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
         InputFormat::JsonLines => json::scan_lines(path, input.repaired.clone()).ok()?,
         _ => return None,
     };
+    // The whole column, then the row: a slice pushed down into polars' JSON-lines reader
+    // counts blank lines as rows (the row after two blank lines came back as the second).
+    // This runs once, for an error message.
     let df = raw
         .select([value.cast(DataType::String).alias("value")])
-        .slice(row - 1, 1)
         .collect()
         .ok()?;
-    let v = df.column("value").ok()?.str().ok()?.get(0)?.to_string();
+    let index = usize::try_from(row - 1).ok()?;
+    let v = df.column("value").ok()?.str().ok()?.get(index)?.to_string();
     // Only timing, count and flag fields reach here: no content, but keep it short, and
     // show control bytes escaped (a NUL would otherwise vanish from the message).
     Some(v.chars().take(40).flat_map(char::escape_debug).collect())

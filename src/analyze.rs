@@ -511,11 +511,12 @@ fn summarize(
     }
 
     // A timing field held in two places (flat and nested) may disagree: say which is read.
-    let mut shadowed: BTreeMap<(&str, &str, String), Vec<String>> = BTreeMap::new();
+    let mut shadowed: BTreeMap<(&str, String, String), Vec<String>> = BTreeMap::new();
     for input in inputs {
         for (field, read, ignored) in &input.mapping.shadowed {
+            let ignored: Vec<String> = ignored.iter().map(|o| o.to_string()).collect();
             shadowed
-                .entry((field, read, ignored.join(" and ")))
+                .entry((field, read.to_string(), ignored.join(" and ")))
                 .or_default()
                 .push(input.path.display().to_string());
         }
@@ -558,12 +559,7 @@ fn summarize(
                     .found()
                     .map(|(f, o)| FieldSource {
                         field: f.to_string(),
-                        from: match o {
-                            Origin::Column(c) => format!("column `{c}`"),
-                            Origin::Nested(p) => format!("nested `{}`", p.join(".")),
-                            Origin::JsonString(n) => format!("JSON string `other` → timing.{n}"),
-                            Origin::Absent => unreachable!("found() skips absent fields"),
-                        },
+                        from: o.to_string(),
                     })
                     .collect(),
             })

@@ -29,6 +29,18 @@ pub enum Origin {
     Absent,
 }
 
+/// How the summary names a field's place: ``column `x` ``, ``nested `other.timing.x` ``.
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Column(c) => write!(f, "column `{c}`"),
+            Origin::Nested(p) => write!(f, "nested `{}`", p.join(".")),
+            Origin::JsonString(n) => write!(f, "JSON string `other` → timing.{n}"),
+            Origin::Absent => f.write_str("absent"),
+        }
+    }
+}
+
 /// The canonical fields found in one file.
 #[derive(Debug, Clone, Default)]
 pub struct Mapping {
@@ -38,7 +50,7 @@ pub struct Mapping {
     /// `upstream_headers_ms` and `other.timing.upstream_headers_ms`: (field, the place
     /// read, the places not read), in catalogue order. The lookup order decides; the
     /// summary says so, because the two may disagree.
-    pub shadowed: Vec<(String, String, Vec<String>)>,
+    pub shadowed: Vec<(String, Origin, Vec<Origin>)>,
 }
 
 impl Mapping {
@@ -121,8 +133,6 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
     let mut fields = vec![];
     let mut shadowed = vec![];
     for f in FIELDS {
-        let mut found = Origin::Absent;
-        let mut dtype = DataType::Null;
         let mut names: Vec<String> = std::iter::once(f.name)
             .chain(f.aliases.iter().copied())
             .map(String::from)
@@ -131,39 +141,33 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
             names.push(format!("timing.{}", f.name));
             names.push(format!("other.timing.{}", f.name));
         }
+        // Every place the file holds this field, in lookup order: the first one is read.
+        let mut places: Vec<(Origin, DataType)> = vec![];
         for n in &names {
             if let Some(actual) = lower.get(&n.to_ascii_lowercase()) {
-                found = Origin::Column(actual.to_string());
-                dtype = schema.get(actual).cloned().unwrap_or(DataType::Null);
-                break;
+                let dtype = schema.get(actual).cloned().unwrap_or(DataType::Null);
+                places.push((Origin::Column(actual.to_string()), dtype));
             }
         }
         if f.kind.is_timing() {
-            // Every place the file holds this field: the first one is read.
-            let mut places: Vec<String> = names
-                .iter()
-                .filter_map(|n| lower.get(&n.to_ascii_lowercase()))
-                .map(|c| format!("column `{c}`"))
-                .collect();
-            places.dedup();
             for path in [vec!["other", "timing", f.name], vec!["timing", f.name]] {
                 if let Some(dt) = struct_path(schema, &path) {
-                    places.push(format!("nested `{}`", path.join(".")));
-                    if found == Origin::Absent {
-                        found = Origin::Nested(path.iter().map(|s| s.to_string()).collect());
-                        dtype = dt.clone();
-                    }
+                    let path = path.iter().map(|s| s.to_string()).collect();
+                    places.push((Origin::Nested(path), dt.clone()));
                 }
             }
             if places.len() > 1 {
-                let read = places.remove(0);
-                shadowed.push((f.name.to_string(), read, places));
+                let ignored = places[1..].iter().map(|(o, _)| o.clone()).collect();
+                shadowed.push((f.name.to_string(), places[0].0.clone(), ignored));
+            }
+            if places.is_empty() && other_is_string {
+                places.push((Origin::JsonString(f.name.to_string()), DataType::Float64));
             }
         }
-        if found == Origin::Absent && f.kind.is_timing() && other_is_string {
-            found = Origin::JsonString(f.name.to_string());
-            dtype = DataType::Float64;
-        }
+        let (found, dtype) = places
+            .into_iter()
+            .next()
+            .unwrap_or((Origin::Absent, DataType::Null));
         if found != Origin::Absent && !readable_as(f.kind, &dtype) {
             let column = match &found {
                 Origin::Column(c) => c.clone(),

@@ -449,7 +449,8 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
-        write_rows(output::project(&analysis.frame, &rules, fmt)?, path, fmt)?;
+        let rows = output::project(&analysis.frame, &rules, &analysis.locations, fmt)?;
+        write_rows(rows, path, fmt)?;
     }
     let text = match a.format {
         Format::Table => report::Terminal.render(&analysis.summary),

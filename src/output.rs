@@ -14,7 +14,11 @@ use crate::error::{Error, Result};
 use crate::quality;
 use crate::ruleset::compile::{estimated_metrics, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
-use crate::source::{ROW_COL, SOURCE_COL};
+use crate::source::{Locations, ROW_COL, SOURCE_COL};
+
+/// The `--out` column naming the line a request's row begins on in a CSV or JSON-lines
+/// input (null for Parquet and JSON arrays, which have no lines); `source_row` counts rows.
+pub const LINE_COL: &str = "source_line";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutFormat {
@@ -53,6 +57,7 @@ pub fn columns(rules: &RuleSet) -> Vec<String> {
         "timestamp".into(),
         SOURCE_COL.into(),
         ROW_COL.into(),
+        LINE_COL.into(),
     ];
     for f in FIELDS {
         if !f.kind.is_timing()
@@ -196,9 +201,36 @@ pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
     })
 }
 
-/// Project the analysis frame to the output columns, rows in input order.
-pub fn project(frame: &DataFrame, rules: &RuleSet, format: OutFormat) -> Result<DataFrame> {
-    select(frame, &columns(rules), "timestamp", format)
+/// Project the analysis frame to the output columns, rows in input order, with each
+/// row's `source_line` looked up in `locations`.
+pub fn project(
+    frame: &DataFrame,
+    rules: &RuleSet,
+    locations: &Locations,
+    format: OutFormat,
+) -> Result<DataFrame> {
+    let internal =
+        |e: PolarsError| Error::Usage(format!("internal: cannot number the output lines: {e}"));
+    let files = frame
+        .column(SOURCE_COL)
+        .map_err(internal)?
+        .str()
+        .map_err(internal)?;
+    let rows = frame
+        .column(ROW_COL)
+        .map_err(internal)?
+        .i64()
+        .map_err(internal)?;
+    let lines: Int64Chunked = files
+        .iter()
+        .zip(rows.iter())
+        .map(|(file, row)| locations.line(file?, row?))
+        .collect();
+    let mut frame = frame.clone();
+    frame
+        .with_column(lines.with_name(LINE_COL.into()).into_column())
+        .map_err(internal)?;
+    select(&frame, &columns(rules), "timestamp", format)
 }
 
 /// Select `columns` of `frame`; in text formats the timestamp column `time_col` becomes

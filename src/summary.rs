@@ -66,17 +66,27 @@ pub struct BadRows {
 pub const BAD_ROW_EXAMPLES: usize = 5;
 
 impl BadRows {
-    /// One account for several runs (the two cohorts of `compare`): counts added, the
-    /// examples of each in turn, at most `BAD_ROW_EXAMPLES` in all. `None` when no run had
-    /// a bad row. The runs share one policy.
+    /// One account for several runs (the two cohorts of `compare`): counts added, at most
+    /// `BAD_ROW_EXAMPLES` examples taken from the runs in turn (the first of each run, then
+    /// the second of each, …) so that one run's bad rows cannot hide another's. `None` when
+    /// no run had a bad row. The runs share one policy.
     pub fn merge(runs: impl IntoIterator<Item = BadRows>) -> Option<BadRows> {
         let mut runs = runs.into_iter();
         let mut all = runs.next()?;
+        let mut examples = vec![std::mem::take(&mut all.examples).into_iter()];
         for b in runs {
             all.unreadable += b.unreadable;
             all.unparsed_skipped += b.unparsed_skipped;
             all.skipped += b.skipped;
-            all.examples.extend(b.examples);
+            examples.push(b.examples.into_iter());
+        }
+        while all.examples.len() < BAD_ROW_EXAMPLES {
+            let before = all.examples.len();
+            all.examples
+                .extend(examples.iter_mut().filter_map(|e| e.next()));
+            if all.examples.len() == before {
+                break;
+            }
         }
         all.examples.truncate(BAD_ROW_EXAMPLES);
         Some(all)
@@ -291,4 +301,35 @@ pub struct GroupRow {
 pub fn round3(x: f64) -> f64 {
     // `+ 0.0` turns a negative zero into zero, so it never prints as "-0".
     (x * 1000.0).round() / 1000.0 + 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(policy: &str, unreadable: u64, examples: &[&str]) -> BadRows {
+        BadRows {
+            policy: policy.into(),
+            unreadable,
+            unparsed_skipped: 0,
+            skipped: 0,
+            examples: examples.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn merge_takes_examples_from_every_run_in_turn() {
+        let a = run("keep", 6, &["a1", "a2", "a3", "a4", "a5", "a6"]);
+        let b = run("keep", 2, &["b1", "b2"]);
+        let m = BadRows::merge([a, b]).unwrap();
+        assert_eq!(m.unreadable, 8);
+        assert_eq!(m.examples, ["a1", "b1", "a2", "b2", "a3"]);
+    }
+
+    #[test]
+    fn merge_of_one_run_keeps_its_order_and_of_none_is_none() {
+        let a = run("skip", 2, &["a1", "a2"]);
+        assert_eq!(BadRows::merge([a.clone()]), Some(a));
+        assert_eq!(BadRows::merge(Vec::<BadRows>::new()), None);
+    }
 }

@@ -125,6 +125,41 @@ fn out_writes_one_row_per_request_in_every_format() {
 }
 
 #[test]
+fn out_names_the_line_each_row_begins_on() {
+    // A header, a blank line and a quoted newline: rows 1, 2, 3 begin on lines 2, 4, 6.
+    // Parquet has no lines, so its rows have none.
+    let dir = tempfile::tempdir().unwrap();
+    let columns = |input: &str| -> String {
+        let out = dir.path().join("rows.csv");
+        let o = cli(&["analyze", input, "--out", out.to_str().unwrap(), "--force"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let mut reader = csv::Reader::from_path(&out).unwrap();
+        let header = reader.headers().unwrap().clone();
+        let at = |name: &str| header.iter().position(|c| c == name).unwrap();
+        let (row, line) = (at("source_row"), at("source_line"));
+        reader
+            .records()
+            .map(|r| {
+                let r = r.unwrap();
+                format!("{}:{}", &r[row], &r[line])
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        columns("fixtures/bad/csv_blank_multiline.csv"),
+        "1:2 2:4 3:6"
+    );
+    assert_eq!(
+        columns("fixtures/generated/gateway.parquet")
+            .split(' ')
+            .take(2)
+            .collect::<Vec<_>>(),
+        ["1:", "2:"]
+    );
+}
+
+#[test]
 fn out_refuses_an_input_and_an_existing_file() {
     let err = fails(&[
         "analyze",

@@ -3,7 +3,8 @@
 //! Every file of the minimized `rule_loader` and `azure_metrics` corpora, and the first 30
 //! of the `timing_decoder` corpus, is replayed through the same library calls as the fuzz
 //! targets: an `Err` is fine, a panic fails the test. The first runs (see the README) found
-//! no crash; a crash found later gets its own test here, on the minimized input copied to
+//! no crash; a crash found later gets its own test here (the first: the deep operator
+//! chain at the end), on the input copied to
 //! `fuzz/regressions/<bug-name>` and read with `include_bytes!`.
 
 use std::io::Write;
@@ -102,4 +103,26 @@ fn azure_metrics_corpus_never_panics() {
 #[test]
 fn timing_decoder_corpus_never_panics() {
     replay("timing_decoder", 30, timing_decoder);
+}
+
+/// rule_loader, 2026-11-30: a 17 KB expression chaining ~700 `&`, `:` and `-` overflowed the
+/// stack (ASan build) in sqlparser's `Spanned::span`, which recurses over a binary-operator
+/// chain as deep as it is long; the release binary overflowed at 30,000 terms. Expressions
+/// are now refused past `MAX_EXPR_TOKENS` tokens, before any tree is walked.
+#[test]
+fn rule_loader_deep_operator_chain_is_an_error() {
+    let data = include_bytes!("../fuzz/regressions/rule_loader-deep-operator-chain.toml");
+    rule_loader(data);
+    let err = RuleSet::parse(&String::from_utf8_lossy(data), "fuzz.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("expression too long"), "{err}");
+
+    let chain = vec!["upstream_headers_ms"; 30_000].join(" + ");
+    let text = format!(
+        "name = \"deep\"\ndefault_class = \"x\"\n\n[[metrics]]\nname = \"gap_ms\"\nexpr = \"{chain}\"\ndoc = \"d\"\n"
+    );
+    let err = RuleSet::parse(&text, "deep.toml").unwrap_err().to_string();
+    assert!(err.contains("expression too long"), "{err}");
+    assert!(err.contains("deep.toml:6:"), "{err}");
 }

@@ -14,8 +14,8 @@ use std::ops::Range;
 use std::path::Path;
 
 use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Location, Span, Token};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Location, Span, Token, Tokenizer};
 
 use crate::catalogue::Catalogue;
 use crate::error::{Error, Result, RuleError};
@@ -30,6 +30,11 @@ pub const GATEWAY_PATH: &str = "rules/gateway.toml";
 /// The shipped Azure Monitor table.
 pub const AZURE_TOML: &str = include_str!("../../rules/azure.toml");
 pub const AZURE_PATH: &str = "rules/azure.toml";
+
+/// The most names, numbers, operators and parentheses one expression may have. The shipped
+/// tables' longest has a few dozen; the limit keeps the expression tree shallow enough to
+/// walk recursively (see `parse_expr`).
+pub const MAX_EXPR_TOKENS: usize = 300;
 
 #[derive(Debug, Clone)]
 pub struct Param {
@@ -331,9 +336,29 @@ impl Loader<'_> {
                 .to_string();
             self.error_at(line, col, 1, format!("syntax error in expression: {clean}"))
         };
-        let mut parser = Parser::new(&dialect)
-            .try_with_sql(text)
-            .map_err(|e| fail(e.to_string()))?;
+        let tokens = Tokenizer::new(&dialect, text)
+            .tokenize_with_location()
+            .map_err(|e| fail(ParserError::from(e).to_string()))?;
+        // sqlparser limits nesting (parentheses, prefix operators) but builds a chain of
+        // binary operators `a + b + c + …` as a tree as deep as the chain is long, and the
+        // checker, the compiler and dropping the tree all recurse over it: 30,000 terms
+        // overflowed the main thread's stack. No real rule comes near the limit.
+        let mut words = tokens
+            .iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF));
+        if let Some(extra) = words.nth(MAX_EXPR_TOKENS) {
+            let origin = self.text_origin(span);
+            let (line, col) = self.map_loc(&origin, extra.span.start);
+            return Err(self.error_at(
+                line,
+                col,
+                1,
+                format!(
+                    "expression too long: more than {MAX_EXPR_TOKENS} names, numbers and operators; split it into named metrics"
+                ),
+            ));
+        }
+        let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
         let expr = parser.parse_expr().map_err(|e| fail(e.to_string()))?;
         let next = parser.peek_token();
         if next.token != Token::EOF {

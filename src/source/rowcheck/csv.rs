@@ -32,8 +32,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     let mut bad: Vec<(u64, BadRow)> = vec![];
     // Where each record begins: the rows' lines when every record is read as it is.
     let mut lines = LineMap::default();
-    for_each_record(path, body, separator, |index, record| {
-        let line = record.position().map_or(0, |p| p.line());
+    for_each_record(path, body, separator, |index, line, record| {
         if index > 0 {
             lines.record(index, line);
         }
@@ -88,8 +87,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     let mut row = 0u32;
     let mut lines = LineMap::default();
     let mut bad_at = bad.iter().map(|(i, _)| *i).peekable();
-    for_each_record(path, body, separator, |index, record| {
-        let line = record.position().map_or(0, |p| p.line());
+    for_each_record(path, body, separator, |index, line, record| {
         let is_bad = bad_at.peek() == Some(&index);
         if is_bad {
             bad_at.next();
@@ -145,7 +143,7 @@ fn for_each_record(
     path: &Path,
     body: &[u8],
     separator: u8,
-    mut f: impl FnMut(u64, &csv::ByteRecord) -> Result<()>,
+    mut f: impl FnMut(u64, u64, &csv::ByteRecord) -> Result<()>,
 ) -> Result<()> {
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(separator)
@@ -158,10 +156,25 @@ fn for_each_record(
         .read_byte_record(&mut record)
         .map_err(|e| Error::input(path, format!("cannot read as CSV: {e}")))?
     {
-        f(index, &record)?;
+        f(index, first_line(body, &record), &record)?;
         index += 1;
     }
     Ok(())
+}
+
+/// The line a record's first field is on. The csv crate's position is where it began
+/// reading, which is a skipped blank line when one comes before the record.
+fn first_line(body: &[u8], record: &csv::ByteRecord) -> u64 {
+    let Some(p) = record.position() else { return 0 };
+    let start = usize::try_from(p.byte())
+        .unwrap_or(usize::MAX)
+        .min(body.len());
+    let skipped = body[start..]
+        .iter()
+        .take_while(|b| matches!(b, b'\n' | b'\r'))
+        .filter(|b| **b == b'\n')
+        .count();
+    p.line() + skipped as u64
 }
 
 fn check_record(record: &csv::ByteRecord, header: &[String], line: u64) -> Option<BadRow> {

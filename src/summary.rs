@@ -58,7 +58,8 @@ pub struct BadRows {
     pub unparsed_skipped: u64,
     /// Rows left out of every figure (skip only; 0 with keep).
     pub skipped: u64,
-    /// Up to five, in file and line order: "file: line 3, column 27: message".
+    /// Up to five, in file and line order (for `compare`, the cohorts in turn): "file: line
+    /// 3, column 27: message".
     pub examples: Vec<String>,
 }
 

@@ -97,7 +97,7 @@ while true; do
   end=$(field cov); gain=$((end - start)); lines=$(wc -l <"$out")
   echo "window $n  cov $start -> $end (+$gain)  ft $(field ft)  execs $(execs)  corpus $(field corp)  ($(date -u +%H:%M) UTC)" | tee -a "$log"
   crates=$(by_crate "$mark")
-  echo "  new edges by crate: $(awk '{ printf "%s%s +%s", (NR > 1 ? ", " : ""), $1, $2 }' <<<"$crates")" | tee -a "$log"
+  echo "  new edges by crate: $(awk 'NF { printf "%s%s +%s", (n++ ? ", " : ""), $1, $2 } END { if (!n) printf "none" }' <<<"$crates")" | tee -a "$log"
   start=$end; mark=$lines
   if [ -n "$only" ]; then gain=$(awk -v c="$only" '$1 == c { print $2 }' <<<"$crates"); gain=${gain:-0}; fi
   if [ "$gain" -lt "$flat" ]; then flat_windows=$((flat_windows + 1)); else flat_windows=0; fi

@@ -4,6 +4,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// `eprintln!` that does not panic when stderr is closed (`tracediag … 2>&1 | head -2`
+/// exited 101 with the error half written): a message nobody can read is dropped.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::progress::Progress;
@@ -406,7 +414,7 @@ fn write_rows(
     fmt: output::OutFormat,
 ) -> Result<()> {
     output::write(&mut df, path, fmt)?;
-    eprintln!(
+    say!(
         "tracediag: wrote {} rows to {}",
         df.height(),
         path.display()
@@ -468,7 +476,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
         flagged.push(format!("skipped bad rows {}", b.skipped));
     }
     if a.strict && !flagged.is_empty() {
-        eprintln!(
+        say!(
             "tracediag: --strict: data-quality findings ({}): exit code 1",
             flagged.join(", ")
         );
@@ -605,7 +613,7 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
     })?;
     let warnings = c.contract.warnings.len();
     Ok(if a.strict && warnings > 0 {
-        eprintln!("tracediag: --strict: the cohorts differ on the workload contract ({warnings} warning(s))");
+        say!("tracediag: --strict: the cohorts differ on the workload contract ({warnings} warning(s))");
         1
     } else {
         0
@@ -685,7 +693,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         ReportFormat::Markdown => report::markdown::render(&analysis.summary, &data),
     };
     weekly::write_text(&a.out, &text)?;
-    eprintln!(
+    say!(
         "tracediag: wrote the report ({} requests, {} periods of one {}) to {}",
         analysis.summary.rows,
         data.periods.len(),
@@ -728,11 +736,11 @@ pub fn main() -> i32 {
     match result {
         Ok(()) => 0,
         Err(Error::Rule(e)) => {
-            eprintln!("{e}");
+            say!("{e}");
             2
         }
         Err(e) => {
-            eprintln!("tracediag: error: {e}");
+            say!("tracediag: error: {e}");
             2
         }
     }

@@ -391,3 +391,23 @@ fn strict_turns_data_quality_findings_into_exit_code_1() {
     let out = cli(&["analyze", "fixtures/generated/gateway.parquet"]);
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    // `tracediag … 2>&1 | head -2`: the reader is gone before the error is written. The
+    // exit code stays the error's 2 (eprintln! panicked: 101).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = std::process::Command::new(bin())
+        .args([
+            "rules",
+            "check",
+            "fixtures/bad/rules/deep_operator_chain.toml",
+        ])
+        .current_dir(root())
+        .stdout(std::process::Stdio::null())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+}

@@ -83,13 +83,9 @@ impl fmt::Display for RuleError {
         if let Some(src) = &self.source_line {
             let num = self.line.to_string();
             let pad = " ".repeat(num.len());
-            write!(f, "\n{pad} |\n{num} | {src}\n{pad} | ")?;
-            write!(
-                f,
-                "{}{}",
-                " ".repeat(self.column.saturating_sub(1)),
-                "^".repeat(self.width.max(1))
-            )?;
+            let (shown, caret, width) = excerpt(src, self.column, self.width);
+            write!(f, "\n{pad} |\n{num} | {shown}\n{pad} | ")?;
+            write!(f, "{}{}", " ".repeat(caret), "^".repeat(width))?;
         }
         for note in &self.notes {
             write!(f, "\n  = note: {note}")?;
@@ -98,5 +94,80 @@ impl fmt::Display for RuleError {
             write!(f, "\n  = help: {help}")?;
         }
         Ok(())
+    }
+}
+
+/// The most characters of a source line the caret display shows.
+const SHOWN_CHARS: usize = 100;
+/// How many of them come before the caret when a long line is cut.
+const SHOWN_BEFORE: usize = 40;
+
+/// The part of `line` to print under an error, the caret's offset in it and the number of
+/// carets. A line longer than [`SHOWN_CHARS`] (a generated expression can be 17 KB on one
+/// line) is cut to a window around `column`, each cut side marked `…`, so the error stays a
+/// few lines long whatever the file holds.
+fn excerpt(line: &str, column: usize, width: usize) -> (String, usize, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    let at = column.saturating_sub(1).min(chars.len());
+    if chars.len() <= SHOWN_CHARS {
+        return (line.to_string(), at, width.max(1));
+    }
+    let end = (at.saturating_sub(SHOWN_BEFORE) + SHOWN_CHARS).min(chars.len());
+    let start = end - SHOWN_CHARS;
+    let mut shown = String::new();
+    if start > 0 {
+        shown.push('…');
+    }
+    shown.extend(&chars[start..end]);
+    if end < chars.len() {
+        shown.push('…');
+    }
+    let caret = at - start + usize::from(start > 0);
+    (shown, caret, width.min(end - at).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_line_is_shown_whole() {
+        assert_eq!(excerpt("a + b", 5, 1), ("a + b".to_string(), 4, 1));
+        assert_eq!(excerpt("a + b", 1, 0), ("a + b".to_string(), 0, 1));
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_column() {
+        let line: String = (0..300)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        // Column 151 is index 150; the window starts 40 characters before it.
+        let (shown, caret, width) = excerpt(&line, 151, 3);
+        assert_eq!(shown.chars().count(), SHOWN_CHARS + 2);
+        assert!(shown.starts_with('…') && shown.ends_with('…'));
+        assert_eq!(shown.chars().nth(caret), line.chars().nth(150));
+        assert_eq!((caret, width), (41, 3));
+    }
+
+    #[test]
+    fn a_cut_at_either_end_is_marked_only_there() {
+        let line = "x".repeat(250) + "END";
+        let (shown, caret, width) = excerpt(&line, 251, 10);
+        assert!(shown.starts_with('…') && shown.ends_with("END"));
+        assert_eq!(&shown[shown.len() - 3..], "END");
+        assert_eq!(shown.chars().nth(caret), Some('E'));
+        // The carets stop at the end of the line.
+        assert_eq!(width, 3);
+        let (shown, caret, _) = excerpt(&line, 1, 1);
+        assert!(!shown.starts_with('…') && shown.ends_with('…'));
+        assert_eq!(caret, 0);
+    }
+
+    #[test]
+    fn the_caret_counts_characters_not_bytes() {
+        let line = "é".repeat(200);
+        let (shown, caret, _) = excerpt(&line, 120, 1);
+        assert_eq!(shown.chars().count(), SHOWN_CHARS + 2);
+        assert_eq!(caret, 41);
     }
 }

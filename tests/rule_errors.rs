@@ -44,6 +44,7 @@ bad_rule_file!(
     duplicate_class,
     metric_cycle,
     condition_not_boolean,
+    long_line,
 );
 
 #[test]

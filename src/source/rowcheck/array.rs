@@ -1,11 +1,12 @@
 //! JSON arrays: one document, read whole or not at all.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 
-use super::json_row::{json_message, role, Fault, ObjectCheck, Role};
+use super::json_row::{json_message, Fault, ObjectCheck};
 use super::{read_all, BOM};
 use crate::error::{Error, Result};
 
@@ -25,19 +26,14 @@ pub fn check_json_array(path: &Path) -> Result<Vec<String>> {
             ),
         )
     })?;
+    let mut keys = BTreeSet::new();
     let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_seq(ArrayCheck { raw: text })
-        .and_then(|()| de.end())
-        .and_then(|()| {
-            let rows: Vec<std::collections::BTreeMap<String, IgnoredAny>> =
-                serde_json::from_str(text)?;
-            let keys: std::collections::BTreeSet<String> = rows
-                .into_iter()
-                .flat_map(|r| r.into_keys())
-                .filter(|k| !matches!(role("", k), Role::Other))
-                .collect();
-            Ok(keys.into_iter().collect())
-        })
+    de.deserialize_seq(ArrayCheck {
+        raw: text,
+        keys: &mut keys,
+    })
+    .and_then(|()| de.end())
+    .map(|()| keys.into_iter().collect())
         .map_err(|e| {
             Error::input(
                 path,
@@ -55,6 +51,8 @@ pub fn check_json_array(path: &Path) -> Result<Vec<String>> {
 /// an error at the element's end, so serde_json gives it a line and column.
 struct ArrayCheck<'a> {
     raw: &'a str,
+    /// The catalogue keys of every element.
+    keys: &'a mut BTreeSet<String>,
 }
 
 impl<'de> Visitor<'de> for ArrayCheck<'_> {
@@ -70,6 +68,7 @@ impl<'de> Visitor<'de> for ArrayCheck<'_> {
             .next_element_seed(ElementCheck {
                 raw: self.raw,
                 fault: &mut fault,
+                keys: &mut *self.keys,
             })?
             .is_some()
         {}
@@ -80,6 +79,7 @@ impl<'de> Visitor<'de> for ArrayCheck<'_> {
 struct ElementCheck<'f> {
     raw: &'f str,
     fault: &'f mut Option<Fault>,
+    keys: &'f mut BTreeSet<String>,
 }
 
 impl<'de> DeserializeSeed<'de> for ElementCheck<'_> {
@@ -90,6 +90,7 @@ impl<'de> DeserializeSeed<'de> for ElementCheck<'_> {
             raw: self.raw,
             fail_fast: true,
             fault: self.fault,
+            keys_out: Some(self.keys),
         })
     }
 }

@@ -4,6 +4,7 @@
 //! faulty row, and the names of the catalogue fields (also used by the CSV header check).
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -80,6 +81,7 @@ pub(super) fn check_other_string(s: &str) -> Option<Fault> {
             raw: s,
             fail_fast: false,
             fault: &mut inner,
+            keys_out: None,
         })
         .and_then(|()| de.end());
     match parsed {
@@ -181,6 +183,9 @@ pub(super) struct ObjectCheck<'f> {
     /// line and column of the fault).
     pub(super) fail_fast: bool,
     pub(super) fault: &'f mut Option<Fault>,
+    /// Where to add the object's catalogue keys (JSON arrays: polars then reads only those
+    /// columns), so the check is the only pass over the text.
+    pub(super) keys_out: Option<&'f mut BTreeSet<String>>,
 }
 
 impl<'de> Visitor<'de> for ObjectCheck<'_> {
@@ -287,6 +292,13 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
             }
             keys.push(key);
         }
+        if let Some(out) = self.keys_out {
+            out.extend(
+                keys.iter()
+                    .filter(|k| !matches!(role(&prefix, k), Role::Other))
+                    .map(|k| k.to_string()),
+            );
+        }
         // Duplicated keys: sorted, a duplicate sits next to its twin (O(n log n), where a
         // search per key would cost O(n²) on every row).
         if self.fault.is_none() {
@@ -340,6 +352,7 @@ impl<'de> Visitor<'de> for NestedCheck<'_> {
             raw: self.raw,
             fail_fast: self.fail_fast,
             fault: self.fault,
+            keys_out: None,
         }
         .visit_map(map)?;
         Ok(None)

@@ -174,6 +174,7 @@ fn check_json_line(line: &[u8]) -> std::result::Result<(), (BadRow, String)> {
             raw: text,
             fail_fast: false,
             fault: &mut fault,
+            keys_out: None,
         })
         .and_then(|()| de.end());
     if let Err(e) = parsed {

@@ -20,19 +20,17 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         .enumerate()
         .any(|(i, b)| *b == b'\r' && body.get(i + 1) != Some(&b'\n'));
     // polars reads a blank line as a row of nulls (one more "request"); the csv crate skips
-    // it. Such a file is rewritten without them. A blank line inside a quoted value looks
-    // the same here and only costs the rewrite.
-    let blank_line = body.starts_with(b"\n")
-        || body.starts_with(b"\r\n")
-        || body
-            .windows(3)
-            .any(|w| w[0] == b'\n' && (w[1] == b'\n' || (w[1] == b'\r' && w[2] == b'\n')))
-        || body.ends_with(b"\n\n");
+    // it. Such a file is rewritten without them. Blank lines between records are the ones
+    // the csv crate skipped (a blank line inside a quoted value is part of the value and
+    // needs no rewrite); blank lines at the end come after the last record.
+    let mut blank_line = trailing_blank_line(body);
     let mut header: Vec<String> = vec![];
     let mut bad: Vec<(u64, BadRow)> = vec![];
     // Where each record begins: the rows' lines when every record is read as it is.
     let mut lines = LineMap::default();
     for_each_record(path, body, separator, |index, line, record| {
+        blank_line |= line.after_blank;
+        let line = line.number;
         if index > 0 {
             lines.record(index, line);
         }
@@ -88,6 +86,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     let mut lines = LineMap::default();
     let mut bad_at = bad.iter().map(|(i, _)| *i).peekable();
     for_each_record(path, body, separator, |index, line, record| {
+        let line = line.number;
         let is_bad = bad_at.peek() == Some(&index);
         if is_bad {
             bad_at.next();
@@ -137,13 +136,21 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     })
 }
 
-/// Calls `f` with (index, record) for every record; index 0 is the header. The csv crate
-/// skips blank lines itself.
+/// Where a record begins.
+struct RecordLine {
+    /// The line its first field is on.
+    number: u64,
+    /// Blank lines come before it (the csv crate skipped them).
+    after_blank: bool,
+}
+
+/// Calls `f` with (index, line, record) for every record; index 0 is the header. The csv
+/// crate skips blank lines itself.
 fn for_each_record(
     path: &Path,
     body: &[u8],
     separator: u8,
-    mut f: impl FnMut(u64, u64, &csv::ByteRecord) -> Result<()>,
+    mut f: impl FnMut(u64, RecordLine, &csv::ByteRecord) -> Result<()>,
 ) -> Result<()> {
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(separator)
@@ -162,10 +169,15 @@ fn for_each_record(
     Ok(())
 }
 
-/// The line a record's first field is on. The csv crate's position is where it began
-/// reading, which is a skipped blank line when one comes before the record.
-fn first_line(body: &[u8], record: &csv::ByteRecord) -> u64 {
-    let Some(p) = record.position() else { return 0 };
+/// Where a record's first field is. The csv crate's position is where it began reading,
+/// which is a skipped blank line when one comes before the record.
+fn first_line(body: &[u8], record: &csv::ByteRecord) -> RecordLine {
+    let Some(p) = record.position() else {
+        return RecordLine {
+            number: 0,
+            after_blank: false,
+        };
+    };
     let start = usize::try_from(p.byte())
         .unwrap_or(usize::MAX)
         .min(body.len());
@@ -174,7 +186,24 @@ fn first_line(body: &[u8], record: &csv::ByteRecord) -> u64 {
         .take_while(|b| matches!(b, b'\n' | b'\r'))
         .filter(|b| **b == b'\n')
         .count();
-    p.line() + skipped as u64
+    // After a CRLF the csv crate stops at the CR: the LF it then skips ends the previous
+    // record's line, not a blank one.
+    let ends_crlf = start > 0 && body[start - 1] == b'\r' && body.get(start) == Some(&b'\n');
+    RecordLine {
+        number: p.line() + skipped as u64,
+        after_blank: skipped > usize::from(ends_crlf),
+    }
+}
+
+/// The file ends in a blank line: at least two line ends in its last run of CR and LF
+/// bytes (LF LF, CRLF CRLF, …).
+fn trailing_blank_line(body: &[u8]) -> bool {
+    body.iter()
+        .rev()
+        .take_while(|b| matches!(b, b'\n' | b'\r'))
+        .filter(|b| **b == b'\n')
+        .count()
+        > 1
 }
 
 fn check_record(record: &csv::ByteRecord, header: &[String], line: u64) -> Option<BadRow> {
@@ -223,4 +252,46 @@ fn check_record(record: &csv::ByteRecord, header: &[String], line: u64) -> Optio
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Whether checking `text` as a CSV file rewrites it.
+    fn rewritten(text: &str) -> bool {
+        let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        check_csv(file.path(), b',', BadRowPolicy::Keep)
+            .unwrap()
+            .repaired
+            .is_some()
+    }
+
+    #[test]
+    fn a_clean_file_is_not_rewritten() {
+        assert!(!rewritten("id,ttfb_ms\na,1\nb,2\n"));
+        assert!(!rewritten("id,ttfb_ms\r\na,1\r\nb,2\r\n"));
+        assert!(!rewritten("id,ttfb_ms\na,1\nb,2"));
+    }
+
+    #[test]
+    fn a_blank_line_inside_a_quoted_value_is_not_a_blank_line() {
+        assert!(!rewritten("id,note\na,\"x\n\ny\"\nb,z\n"));
+        assert!(!rewritten("id,note\r\na,\"x\r\n\r\ny\"\r\nb,z\r\n"));
+    }
+
+    #[test]
+    fn a_blank_line_between_or_after_records_is_dropped() {
+        for text in [
+            "\nid,ttfb_ms\na,1\n",
+            "id,ttfb_ms\n\na,1\n",
+            "id,ttfb_ms\r\n\r\na,1\r\n",
+            "id,ttfb_ms\na,1\n\n",
+            "id,ttfb_ms\r\na,1\r\n\r\n",
+        ] {
+            assert!(rewritten(text), "{text:?}");
+        }
+    }
 }

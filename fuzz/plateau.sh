@@ -16,6 +16,7 @@
 # -print_pcs=1, which prints every newly covered edge, and the script counts them by crate
 # (`tracediag` is src/, `harness` is fuzz/fuzz_targets/; see by_crate below):
 #   new edges by crate: sqlparser +61, std +12, tracediag +1
+# fuzz/TARGET.dict, when it exists, is passed as the libFuzzer dictionary (-dict).
 # With PLATEAU_CRATE=tracediag the plateau is judged on that crate's new edges alone (the
 # code under test, while a dependency's grammar or planner may keep yielding edges).
 # Log lines go to stdout and fuzz/plateau-TARGET.log; libFuzzer's own output to
@@ -37,9 +38,13 @@ cargo fuzz build -O "$target"
 bin=$CARGO_TARGET_DIR/$(rustc -vV | sed -n 's/^host: //p')/release/$target
 mkdir -p "fuzz/artifacts/$target"
 
+# A dictionary of the input language's words, when the target has one.
+dict=()
+if [ -f "fuzz/$target.dict" ]; then dict=(-dict="fuzz/$target.dict"); fi
+
 "$bin" -artifact_prefix="fuzz/artifacts/$target/" -max_len=65536 -timeout=10 \
   -rss_limit_mb=4096 -max_total_time="$max" -print_final_stats=1 -print_pcs=1 \
-  "fuzz/corpus/$target" >"$out" 2>&1 &
+  "${dict[@]}" "fuzz/corpus/$target" >"$out" 2>&1 &
 pid=$!
 trap 'kill -INT $pid 2>/dev/null || true' EXIT
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 use tracediag::analyze::{self, Options};
-use tracediag::catalogue::BASELINE_SUFFIX;
+use tracediag::catalogue::{Catalogue, BASELINE_SUFFIX};
 use tracediag::ruleset::{compile, RuleSet};
 use tracediag::source::{azure, azure_logs, azure_windows, dtype_of};
 
@@ -125,4 +125,43 @@ fn rule_loader_deep_operator_chain_is_an_error() {
     let err = RuleSet::parse(&text, "deep.toml").unwrap_err().to_string();
     assert!(err.contains("expression too long"), "{err}");
     assert!(err.contains("deep.toml:6:"), "{err}");
+}
+
+/// The entries of `fuzz/<target>.dict`, unquoted as libFuzzer reads them (only `\\` and
+/// `\"` matter for names).
+fn dictionary(target: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(format!("fuzz/{target}.dict"))).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let inner = l.strip_prefix('"').and_then(|l| l.strip_suffix('"'));
+            let inner = inner.unwrap_or_else(|| panic!("{target}.dict: not a quoted entry: {l}"));
+            inner.replace("\\\"", "\"").replace("\\\\", "\\")
+        })
+        .collect()
+}
+
+/// The dictionaries give the fuzzers the input language's words; a catalogue field missing
+/// from one would be found only byte by byte.
+#[test]
+fn the_dictionaries_name_every_catalogue_field() {
+    let rules = dictionary("rule_loader");
+    for catalogue in [Catalogue::Gateway, Catalogue::Azure] {
+        for f in catalogue.fields() {
+            assert!(
+                rules.iter().any(|e| e == f.name),
+                "fuzz/rule_loader.dict lacks the field {}",
+                f.name
+            );
+        }
+    }
+    let rows = dictionary("timing_decoder");
+    for f in Catalogue::Gateway.fields() {
+        let key = format!("\"{}\":", f.name);
+        assert!(
+            rows.contains(&key),
+            "fuzz/timing_decoder.dict lacks the key {key}"
+        );
+    }
 }

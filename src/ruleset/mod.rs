@@ -343,6 +343,19 @@ impl Loader<'_> {
         // binary operators `a + b + c + …` as a tree as deep as the chain is long, and the
         // checker, the compiler and dropping the tree all recurse over it: 30,000 terms
         // overflowed the main thread's stack. No real rule comes near the limit.
+        // `:=` (a named argument in some SQL dialects) is not part of the rule language, and
+        // sqlparser backtracks over it: each nesting of `f(k := a.` doubles the parse time,
+        // so a 300-byte expression could run for hours. Refused before parsing.
+        if let Some(t) = tokens.iter().find(|t| t.token == Token::Assignment) {
+            let origin = self.text_origin(span);
+            let (line, col) = self.map_loc(&origin, t.span.start);
+            return Err(self.error_at(
+                line,
+                col,
+                2,
+                "`:=` is not part of the rule language (compare with `=`; functions take no named arguments)",
+            ));
+        }
         let mut words = tokens
             .iter()
             .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF));

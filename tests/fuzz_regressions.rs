@@ -105,24 +105,35 @@ fn timing_decoder_corpus_never_panics() {
     replay("timing_decoder", 30, timing_decoder);
 }
 
+/// The error loading `data` as a rule file, after replaying it through the target.
+fn load_error(data: &[u8], file: &str) -> String {
+    rule_loader(data);
+    RuleSet::parse(&String::from_utf8_lossy(data), file)
+        .unwrap_err()
+        .to_string()
+}
+
+/// A rule file with one metric whose expression is `expr`.
+fn one_metric(expr: &str) -> String {
+    format!(
+        "name = \"n\"\ndefault_class = \"x\"\n\n[[metrics]]\nname = \"m_ms\"\nexpr = \"{expr}\"\ndoc = \"d\"\n"
+    )
+}
+
 /// rule_loader, 2026-11-30: a 17 KB expression chaining ~700 `&`, `:` and `-` overflowed the
 /// stack (ASan build) in sqlparser's `Spanned::span`, which recurses over a binary-operator
 /// chain as deep as it is long; the release binary overflowed at 30,000 terms. Expressions
 /// are now refused past `MAX_EXPR_TOKENS` tokens, before any tree is walked.
 #[test]
 fn rule_loader_deep_operator_chain_is_an_error() {
-    let data = include_bytes!("../fuzz/regressions/rule_loader-deep-operator-chain.toml");
-    rule_loader(data);
-    let err = RuleSet::parse(&String::from_utf8_lossy(data), "fuzz.toml")
-        .unwrap_err()
-        .to_string();
+    let err = load_error(
+        include_bytes!("../fuzz/regressions/rule_loader-deep-operator-chain.toml"),
+        "fuzz.toml",
+    );
     assert!(err.contains("expression too long"), "{err}");
 
     let chain = vec!["upstream_headers_ms"; 30_000].join(" + ");
-    let text = format!(
-        "name = \"deep\"\ndefault_class = \"x\"\n\n[[metrics]]\nname = \"gap_ms\"\nexpr = \"{chain}\"\ndoc = \"d\"\n"
-    );
-    let err = RuleSet::parse(&text, "deep.toml").unwrap_err().to_string();
+    let err = load_error(one_metric(&chain).as_bytes(), "deep.toml");
     assert!(err.contains("expression too long"), "{err}");
     assert!(err.contains("deep.toml:6:"), "{err}");
 }
@@ -134,25 +145,16 @@ fn rule_loader_deep_operator_chain_is_an_error() {
 /// 40-deep chain below.
 #[test]
 fn rule_loader_named_argument_nesting_is_refused_before_parsing() {
-    let data = include_bytes!("../fuzz/regressions/rule_loader-named-argument-backtracking.toml");
-    rule_loader(data);
-    let err = RuleSet::parse(&String::from_utf8_lossy(data), "fuzz.toml")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("`:=` is not part of the rule language"),
-        "{err}"
+    let refused = "`:=` is not part of the rule language";
+    let err = load_error(
+        include_bytes!("../fuzz/regressions/rule_loader-named-argument-backtracking.toml"),
+        "fuzz.toml",
     );
+    assert!(err.contains(refused), "{err}");
 
     let nest = "f(k:=a.".repeat(40);
-    let text = format!(
-        "name = \"n\"\ndefault_class = \"x\"\n\n[[metrics]]\nname = \"m_ms\"\nexpr = \"{nest}x\"\ndoc = \"d\"\n"
-    );
-    let err = RuleSet::parse(&text, "nest.toml").unwrap_err().to_string();
-    assert!(
-        err.contains("`:=` is not part of the rule language"),
-        "{err}"
-    );
+    let err = load_error(one_metric(&format!("{nest}x")).as_bytes(), "nest.toml");
+    assert!(err.contains(refused), "{err}");
     assert!(err.contains("nest.toml:6:12"), "{err}");
 }
 

@@ -339,32 +339,30 @@ impl Loader<'_> {
         let tokens = Tokenizer::new(&dialect, text)
             .tokenize_with_location()
             .map_err(|e| fail(ParserError::from(e).to_string()))?;
-        // sqlparser limits nesting (parentheses, prefix operators) but builds a chain of
-        // binary operators `a + b + c + …` as a tree as deep as the chain is long, and the
-        // checker, the compiler and dropping the tree all recurse over it: 30,000 terms
-        // overflowed the main thread's stack. No real rule comes near the limit.
+        let refuse = |at: Location, width: usize, message: String| {
+            let (line, col) = self.map_loc(&self.text_origin(span), at);
+            self.error_at(line, col, width, message)
+        };
         // `:=` (a named argument in some SQL dialects) is not part of the rule language, and
         // sqlparser backtracks over it: each nesting of `f(k := a.` doubles the parse time,
         // so a 300-byte expression could run for hours. Refused before parsing.
         if let Some(t) = tokens.iter().find(|t| t.token == Token::Assignment) {
-            let origin = self.text_origin(span);
-            let (line, col) = self.map_loc(&origin, t.span.start);
-            return Err(self.error_at(
-                line,
-                col,
+            return Err(refuse(
+                t.span.start,
                 2,
-                "`:=` is not part of the rule language (compare with `=`; functions take no named arguments)",
+                "`:=` is not part of the rule language (compare with `=`; functions take no named arguments)".into(),
             ));
         }
+        // sqlparser limits nesting (parentheses, prefix operators) but builds a chain of
+        // binary operators `a + b + c + …` as a tree as deep as the chain is long, and the
+        // checker, the compiler and dropping the tree all recurse over it: 30,000 terms
+        // overflowed the main thread's stack. No real rule comes near the limit.
         let mut words = tokens
             .iter()
             .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF));
         if let Some(extra) = words.nth(MAX_EXPR_TOKENS) {
-            let origin = self.text_origin(span);
-            let (line, col) = self.map_loc(&origin, extra.span.start);
-            return Err(self.error_at(
-                line,
-                col,
+            return Err(refuse(
+                extra.span.start,
                 1,
                 format!(
                     "expression too long: more than {MAX_EXPR_TOKENS} names, numbers and operators; split it into named metrics"

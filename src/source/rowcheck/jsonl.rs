@@ -104,8 +104,11 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
         .filter(move |_| !bytes.is_empty())
 }
 
+/// A line of JSON whitespace alone (the `\r` of a CRLF is already gone). Not
+/// `is_ascii_whitespace`: its form feed is not JSON whitespace, and polars' reader fails the
+/// whole file on a line holding one; such a line is a bad row like any other.
 fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|b| b.is_ascii_whitespace())
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
 /// Every bad line with the text that replaces it when kept, and whether the file has a
@@ -297,6 +300,14 @@ mod tests {
     fn rows_after_blank_lines_name_their_line() {
         let m = line_map(b"{\"a\":1}\n\n  \n{\"a\":2}\r\n{\"a\":3}\n");
         assert_eq!([1, 2, 3].map(|r| m.line(r)), [1, 4, 5]);
+    }
+
+    #[test]
+    fn only_json_whitespace_makes_a_blank_line() {
+        let (bad, has_blank) = find_bad_lines(b"{\"a\":1}\n \t\r\n\x0c\n{\"a\":2}\n");
+        assert!(has_blank, "line 2 is blank");
+        let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
+        assert_eq!(lines, vec![3], "a form feed is not JSON whitespace");
     }
 
     #[test]

@@ -196,3 +196,51 @@ fn the_dictionaries_name_every_catalogue_field() {
         );
     }
 }
+
+/// `fuzz/seed_type_pairs.py` writes every operator over every pair of term types; it names
+/// one field of each kind per catalogue. A field of a kind it does not name (a new kind, a
+/// new time point) or a name the catalogue no longer has would leave those pairs unseeded.
+#[test]
+fn the_type_pair_seeds_name_a_field_of_every_kind() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = std::fs::read_to_string(root.join("fuzz/seed_type_pairs.py")).unwrap();
+    // The script's two `"fields": [...]` lists, gateway first, then azure.
+    let lists: Vec<Vec<&str>> = script
+        .split("\"fields\": [")
+        .skip(1)
+        .map(|rest| {
+            let list = &rest[..rest.find(']').expect("a closed list")];
+            list.split(',')
+                .map(|s| s.trim().trim_matches('"'))
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(lists.len(), 2, "expected the gateway and azure field lists");
+    for (catalogue, names) in [Catalogue::Gateway, Catalogue::Azure]
+        .into_iter()
+        .zip(lists)
+    {
+        let kinds: Vec<_> = names
+            .iter()
+            .map(|n| {
+                catalogue
+                    .field(n)
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "seed_type_pairs.py: {n} is not a field of the {catalogue:?} catalogue"
+                        )
+                    })
+                    .kind
+            })
+            .collect();
+        for f in catalogue.fields() {
+            assert!(
+                kinds.contains(&f.kind),
+                "seed_type_pairs.py names no {catalogue:?} field of the kind of {} ({:?})",
+                f.name,
+                f.kind
+            );
+        }
+    }
+}

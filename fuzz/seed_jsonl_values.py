@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Seed inputs for the `timing_decoder` fuzz target: every gateway field, in every place
+the decoder reads it from, holding every kind of JSON value.
+
+usage: fuzz/seed_jsonl_values.py DIR
+
+The row check decides per (where the key is, the field's kind, the value's JSON type) whether
+a row is good, which fault it has and how it is repaired; random mutation at a few inputs a
+second reaches the rarer of these combinations slowly. Each file is two lines, a good row and
+the row under test, so polars also sees the odd value next to a normal one in one column.
+The keys (gateway fields and content columns) come from fuzz/timing_decoder.dict (a test
+keeps its gateway fields complete). Files are named by the hash of their content, so running
+the script twice writes nothing new.
+"""
+
+import hashlib
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+VALUES = ["1", "0", "-1", "1.5", "1e308", "18446744073709551616", "-9223372036854775809",
+          '"12"', '"abc"', '"NaN"', '""', "true", "null", "{}", "[]", "[1]"]
+
+
+# Integers beyond 64 bits and whole floats beyond i64, bare and inside containers, where the
+# row check tells an integer literal polars would read as Int128 from a float.
+BIG = ["9223372036854775807", "9223372036854775808", "00009223372036854775808", "1e19", "1E+19",
+       "-1e19", "12345678901234567890.0", '"18446744073709551616"', "[18446744073709551616]",
+       "[[18446744073709551616]]", '{"a": 18446744073709551616}', "[1e19]", '{"a": [1e19]}',
+       '{"a": {"b": 1e19}}']
+BIG_ROWS = ['{{"extra": {v}}}', '{{"total_handler_ms": {v}}}', '{{"other": {{"extra": {v}}}}}',
+            '{{"other": {{"timing": {{"total_handler_ms": {v}}}}}}}']
+# Lines of whitespace alone (blank or not, as Rust's `is_ascii_whitespace` says: `\x0b` is
+# not), and a CRLF file with an empty line.
+BLANK = [" ", "\t", "\x0b", "\x0c", "\r", " \r"]
+
+
+def fields():
+    with open(os.path.join(HERE, "timing_decoder.dict")) as f:
+        keys = re.findall(r'^"\\"([a-z_]+)\\":"$', f.read(), re.M)
+    return [k for k in keys if k not in ("other", "timing")]
+
+
+def placements(key, value):
+    yield f'{{"{key}": {value}}}'
+    yield f'{{"{key.upper()}": {value}}}'
+    yield f'{{"{key}": {value}, "{key}": 1}}'
+    yield f'{{"other": {{"{key}": {value}}}}}'
+    yield f'{{"timing": {{"{key}": {value}}}}}'
+    yield f'{{"other": {{"timing": {{"{key}": {value}}}}}}}'
+    yield json.dumps({"other": f'{{"timing": {{"{key}": {value}}}}}'})
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
+    written = 0
+    files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
+             for row in placements(key, value)]
+    files += [f"{good}\n{row.format(v=v)}\n" for v in BIG for row in BIG_ROWS]
+    files += [f"{good}\n{blank}\n{good}\n" for blank in BLANK]
+    files.append(f"{good}\r\n\r\n{good}\r\n")
+    for text in files:
+        data = text.encode()
+        path = os.path.join(out, hashlib.sha1(data).hexdigest())
+        if not os.path.exists(path):
+            with open(path, "wb") as f:
+                f.write(data)
+            written += 1
+    print(f"{written} files written to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -13,11 +13,11 @@ keeps its gateway fields complete). Files are named by the hash of their content
 the script twice writes nothing new.
 """
 
-import hashlib
 import json
 import os
 import re
-import sys
+
+from seeds import write_all
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -55,23 +55,13 @@ def placements(key, value):
 
 
 def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
-    written = 0
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
              for row in placements(key, value)]
     files += [f"{good}\n{row.format(v=v)}\n" for v in BIG for row in BIG_ROWS]
     files += [f"{good}\n{blank}\n{good}\n" for blank in BLANK]
     files.append(f"{good}\r\n\r\n{good}\r\n")
-    for text in files:
-        data = text.encode()
-        path = os.path.join(out, hashlib.sha1(data).hexdigest())
-        if not os.path.exists(path):
-            with open(path, "wb") as f:
-                f.write(data)
-            written += 1
-    print(f"{written} files written to {out}")
+    write_all(files)
 
 
 if __name__ == "__main__":

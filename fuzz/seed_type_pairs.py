@@ -12,9 +12,7 @@ Files are named by the hash of their content, as libFuzzer names corpus files, s
 the script twice writes nothing new.
 """
 
-import hashlib
-import os
-import sys
+from seeds import write_all
 
 PARAMS = [("p_ms", "ms"), ("p_tps", "tps"), ("p_ratio", "ratio"), ("p_tokens", "tokens"),
           ("p_pct", "pct"), ("p_count", "count")]
@@ -84,20 +82,10 @@ def expressions(cat):
 
 
 def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
-    written = 0
-    for cat in (GATEWAY, AZURE):
-        head = header(cat)
-        for expr in expressions(cat):
-            for body in (as_metric(expr), as_rule(expr, cat["look_at"])):
-                data = (head + body).encode()
-                path = os.path.join(out, hashlib.sha1(data).hexdigest())
-                if not os.path.exists(path):
-                    with open(path, "wb") as f:
-                        f.write(data)
-                    written += 1
-    print(f"{written} files written to {out}")
+    write_all(header(cat) + body
+              for cat in (GATEWAY, AZURE)
+              for expr in expressions(cat)
+              for body in (as_metric(expr), as_rule(expr, cat["look_at"])))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,7 @@ a row is good, which fault it has and how it is repaired; random mutation at a f
 second reaches the rarer of these combinations slowly. Each file is two lines, a good row and
 the row under test, so polars also sees the odd value next to a normal one in one column.
 The keys (gateway fields and content columns) come from fuzz/timing_decoder.dict (a test
-keeps its gateway fields complete). Files are named by the hash of their content, so running
-the script twice writes nothing new.
+keeps its gateway fields complete). Written by fuzz/seeds.py (content-hash names).
 """
 
 import json
@@ -23,7 +22,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 VALUES = ["1", "0", "-1", "1.5", "1e308", "18446744073709551616", "-9223372036854775809",
           '"12"', '"abc"', '"NaN"', '""', "true", "null", "{}", "[]", "[1]"]
-
 
 # Integers beyond 64 bits and whole floats beyond i64, bare and inside containers, where the
 # row check tells an integer literal polars would read as Int128 from a float.

@@ -8,8 +8,7 @@ The type checker decides per (operator, left type, right type) what an expressio
 or which error it gets, and each of those decisions is a branch. Random mutation finds the
 rarer pairs slowly (hours of a few new edges per ten minutes), so this script writes them
 all out once; libFuzzer keeps the ones that add coverage (`cargo fuzz cmin` drops the rest).
-Files are named by the hash of their content, as libFuzzer names corpus files, so running
-the script twice writes nothing new.
+Written by fuzz/seeds.py (content-hash names).
 """
 
 from seeds import write_all

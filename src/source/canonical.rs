@@ -161,7 +161,8 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
                 shadowed.push((f.name.to_string(), places[0].0.clone(), ignored));
             }
             if places.is_empty() && other_is_string {
-                places.push((Origin::JsonString(f.name.to_string()), DataType::Float64));
+                // Decoded as text: a JSON string holds timings of any JSON type.
+                places.push((Origin::JsonString(f.name.to_string()), DataType::String));
             }
         }
         let (found, dtype) = places
@@ -194,17 +195,44 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
 ///
 /// `kept_rows` are the 1-based rows that could not be read whole and were kept with
 /// their unreadable parts null; they are flagged in `__unreadable`.
-pub fn select(raw: LazyFrame, mapping: &Mapping, path: &Path, kept_rows: &[u32]) -> LazyFrame {
+pub fn select(
+    raw: LazyFrame,
+    schema: &Schema,
+    mapping: &Mapping,
+    path: &Path,
+    kept_rows: &[u32],
+) -> LazyFrame {
+    // A column of the file named like one of the columns added here (no catalogue field
+    // is) would clash with it; the mapping never reads it, so it is renamed out of the way.
+    // (Not dropped: a file whose only column it is would then have no rows.)
+    let clashing: Vec<&str> = [ROW_COL, JSON_COL, TS_T, TS_SPACE]
+        .into_iter()
+        .filter(|n| schema.contains(n))
+        .collect();
+    let free: Vec<String> = clashing
+        .iter()
+        .map(|n| {
+            let mut free = format!("{n}_in_file");
+            while schema.contains(&free) {
+                free.push('_');
+            }
+            free
+        })
+        .collect();
+    let raw = raw.rename(clashing, free, true);
     let mut lf = raw.with_row_index(ROW_COL, Some(1));
     let needs_json = mapping
         .fields
         .iter()
         .any(|(_, o, _)| matches!(o, Origin::JsonString(_)));
     if needs_json {
+        // Every timing field as text: a number, a string (`""`, `"120"`, `"abc"`) and null
+        // all decode so (rows disagreeing on the type would fail the whole column), and the
+        // mapping parses the text and counts what is not a number, as for a CSV cell.
         let timing: Vec<Field> = FIELDS
             .iter()
             .filter(|f| f.kind.is_timing())
-            .map(|f| Field::new(f.name.into(), DataType::Float64))
+            .map(|f| Field::new(f.name.into(), DataType::String))
             .collect();
         let dtype = DataType::Struct(vec![Field::new("timing".into(), DataType::Struct(timing))]);
         // Blank strings are "no object", not malformed JSON.

@@ -9,14 +9,19 @@ use crate::error::{Error, Result};
 
 /// Scan JSON lines lazily: the file itself, or (when the row check repaired it) the
 /// repaired copy held in memory, read the same way so only the mapped columns are ever
-/// materialised.
-pub fn scan_lines(path: &Path, repaired: Option<super::Bytes>) -> Result<LazyFrame> {
+/// materialised. polars reads with the schema the row check found (`types`): it does not
+/// infer one, and keys the mapping cannot read never become columns.
+pub fn scan_lines(
+    path: &Path,
+    repaired: Option<super::Bytes>,
+    types: &super::rowcheck::Types,
+) -> Result<LazyFrame> {
     if repaired.as_ref().is_some_and(|b| b.is_empty()) {
         // Every row was bad and skipped: no rows, no columns.
         return Ok(DataFrame::empty().lazy());
     }
     LazyJsonLineReader::new_with_sources(super::scan_sources(path, repaired)?)
-        .with_infer_schema_length(None)
+        .with_schema(Some(Arc::new(types.schema())))
         .finish()
         .map_err(|e| {
             Error::input(
@@ -26,18 +31,24 @@ pub fn scan_lines(path: &Path, repaired: Option<super::Bytes>) -> Result<LazyFra
         })
 }
 
-/// A JSON array of objects, keeping only `keys` (the top-level keys the mapping may
-/// read, from `rowcheck::check_json_array`): content keys never become columns.
-pub fn read_array(path: &Path, keys: Vec<String>) -> Result<LazyFrame> {
-    if keys.is_empty() {
-        return Ok(DataFrame::empty().lazy());
+/// A JSON array of `elements` objects, read with the schema the row check found (`types`:
+/// the keys the mapping may read, typed by what they hold): content keys never become
+/// columns.
+pub fn read_array(
+    path: &Path,
+    types: &super::rowcheck::Types,
+    elements: usize,
+) -> Result<LazyFrame> {
+    let schema = types.schema();
+    if schema.is_empty() {
+        // No key the mapping reads: the requests are still there, each with nothing known.
+        return Ok(DataFrame::empty_with_height(elements).lazy());
     }
     let file =
         std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;
     let df = JsonReader::new(file)
         .with_json_format(JsonFormat::Json)
-        .infer_schema_len(None)
-        .with_projection(Some(keys.into_iter().map(PlSmallStr::from).collect()))
+        .with_schema(Arc::new(schema))
         .finish()
         .map_err(|e| {
             Error::input(

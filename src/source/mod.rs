@@ -98,6 +98,8 @@ pub struct Input {
     /// the value the error quotes comes from the row polars numbered. Not kept under the
     /// other policies, which quote no value: a repaired copy is as large as its file.
     pub repaired: Option<Bytes>,
+    /// JSON: the types of the values read (the schema polars reads the file with).
+    pub types: rowcheck::Types,
 }
 
 /// Expand globs and check that every path names a readable file.
@@ -206,13 +208,17 @@ pub fn load(
     let mut inputs = vec![];
     for path in paths {
         let format = detect(path, forced)?;
-        let mut array_keys = vec![];
+        let mut elements = 0;
         let checked = match format {
             InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
             InputFormat::JsonLines => rowcheck::check_json_lines(path, policy)?,
             InputFormat::JsonArray => {
-                array_keys = rowcheck::check_json_array(path)?;
-                rowcheck::Checked::default()
+                let (types, n) = rowcheck::check_json_array(path)?;
+                elements = n;
+                rowcheck::Checked {
+                    types,
+                    ..Default::default()
+                }
             }
             _ => rowcheck::Checked::default(),
         };
@@ -220,8 +226,8 @@ pub fn load(
         let raw = match format {
             InputFormat::Parquet => parquet::scan(path)?,
             InputFormat::Csv => csv::scan(path, repaired.clone())?,
-            InputFormat::JsonLines => json::scan_lines(path, repaired.clone())?,
-            InputFormat::JsonArray => json::read_array(path, std::mem::take(&mut array_keys))?,
+            InputFormat::JsonLines => json::scan_lines(path, repaired.clone(), &checked.types)?,
+            InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
             InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
         };
         let mut raw = raw;
@@ -232,7 +238,7 @@ pub fn load(
             )
         })?;
         let mapping = canonical::map(&schema, path)?;
-        let lf = canonical::select(raw, &mapping, path, &checked.kept_rows);
+        let lf = canonical::select(raw, &schema, &mapping, path, &checked.kept_rows);
         frames.push(lf);
         inputs.push(Input {
             path: path.clone(),
@@ -241,6 +247,7 @@ pub fn load(
             bad_rows: checked.bad,
             lines: checked.lines,
             repaired: repaired.filter(|_| policy == BadRowPolicy::Error),
+            types: checked.types,
         });
     }
     let lf = if frames.len() == 1 {
@@ -293,7 +300,9 @@ pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
     let raw = match input.format {
         InputFormat::Parquet => parquet::scan(path).ok()?,
         InputFormat::Csv => csv::scan(path, input.repaired.clone()).ok()?,
-        InputFormat::JsonLines => json::scan_lines(path, input.repaired.clone()).ok()?,
+        InputFormat::JsonLines => {
+            json::scan_lines(path, input.repaired.clone(), &input.types).ok()?
+        }
         _ => return None,
     };
     // The whole column, then the row: a slice pushed down into polars' JSON-lines reader

@@ -1,20 +1,21 @@
 //! JSON arrays: one document, read whole or not at all.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 
 use super::json_row::{json_message, Fault, ObjectCheck};
+use super::types::Types;
 use super::{read_all, BOM};
 use crate::error::{Error, Result};
 
 /// A JSON array is one document: it is read whole or not at all, so any fault is an error
 /// with its line and column; each element is checked as a JSON line is. (Checked first
-/// because polars' reader overflows the stack on deep nesting.) Returns the top-level keys
-/// the mapping may read, in order, so that polars keeps only those columns.
-pub fn check_json_array(path: &Path) -> Result<Vec<String>> {
+/// because polars' reader overflows the stack on deep nesting.) Returns the types of the
+/// values the mapping may read, for the schema polars reads with, and the number of
+/// elements.
+pub fn check_json_array(path: &Path) -> Result<(Types, usize)> {
     let bytes = read_all(path)?;
     let bytes = bytes.strip_prefix(BOM).unwrap_or(&bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
@@ -26,14 +27,16 @@ pub fn check_json_array(path: &Path) -> Result<Vec<String>> {
             ),
         )
     })?;
-    let mut keys = BTreeSet::new();
+    let mut types = Types::default();
+    let mut elements = 0;
     let mut de = serde_json::Deserializer::from_str(text);
     de.deserialize_seq(ArrayCheck {
         raw: text,
-        keys: &mut keys,
+        types: &mut types,
+        elements: &mut elements,
     })
     .and_then(|()| de.end())
-    .map(|()| keys.into_iter().collect())
+    .map(|()| (types, elements))
         .map_err(|e| {
             Error::input(
                 path,
@@ -51,8 +54,9 @@ pub fn check_json_array(path: &Path) -> Result<Vec<String>> {
 /// an error at the element's end, so serde_json gives it a line and column.
 struct ArrayCheck<'a> {
     raw: &'a str,
-    /// The catalogue keys of every element.
-    keys: &'a mut BTreeSet<String>,
+    /// The types of the values read, over every element.
+    types: &'a mut Types,
+    elements: &'a mut usize,
 }
 
 impl<'de> Visitor<'de> for ArrayCheck<'_> {
@@ -63,34 +67,43 @@ impl<'de> Visitor<'de> for ArrayCheck<'_> {
     }
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        let mut fault = None;
+        let mut faults = vec![];
         while seq
             .next_element_seed(ElementCheck {
                 raw: self.raw,
-                fault: &mut fault,
-                keys: &mut *self.keys,
+                faults: &mut faults,
+                types: &mut *self.types,
             })?
             .is_some()
-        {}
+        {
+            *self.elements += 1;
+            // One column cannot hold both; a JSON array is not rewritten row by row as JSON
+            // lines are, so this is an error at the element's end.
+            if self.types.other_is_mixed() {
+                return Err(de::Error::custom(
+                    "field `other`: an object in some elements and a JSON string in others",
+                ));
+            }
+        }
         Ok(())
     }
 }
 
 struct ElementCheck<'f> {
     raw: &'f str,
-    fault: &'f mut Option<Fault>,
-    keys: &'f mut BTreeSet<String>,
+    faults: &'f mut Vec<Fault>,
+    types: &'f mut Types,
 }
 
 impl<'de> DeserializeSeed<'de> for ElementCheck<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
         d.deserialize_map(ObjectCheck {
-            prefix: String::new(),
+            path: vec![],
             raw: self.raw,
             fail_fast: true,
-            fault: self.fault,
-            keys_out: Some(self.keys),
+            faults: self.faults,
+            types: Some(self.types),
         })
     }
 }

@@ -109,8 +109,8 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
                         return String::new();
                     }
                     let v = String::from_utf8_lossy(record.get(k).unwrap_or(b"")).into_owned();
-                    let broken_other =
-                        header[k].eq_ignore_ascii_case("other") && check_other_string(&v).is_some();
+                    let broken_other = header[k].eq_ignore_ascii_case("other")
+                        && check_other_string(&v, None).is_some();
                     if broken_other {
                         String::new()
                     } else {
@@ -133,6 +133,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         repaired: Some(repaired),
         kept_rows,
         lines,
+        ..Checked::default()
     })
 }
 
@@ -228,7 +229,7 @@ fn check_record(record: &csv::ByteRecord, header: &[String], line: u64) -> Optio
     for (k, field) in record.iter().enumerate() {
         let text = std::str::from_utf8(field);
         if let (Ok(t), true) = (text, header[k].eq_ignore_ascii_case("other")) {
-            if let Some(f) = check_other_string(t) {
+            if let Some(f) = check_other_string(t, None) {
                 return Some(BadRow {
                     line,
                     column: Some(k as u64 + 1),

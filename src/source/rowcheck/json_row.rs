@@ -2,22 +2,32 @@
 //! (objects with unique keys, `other`/`timing` objects, catalogue fields of a usable
 //! JSON type, no integer beyond 64 bits, no nesting beyond 128 levels), the repair of a
 //! faulty row, and the names of the catalogue fields (also used by the CSV header check).
+//! The same pass notes the JSON type of every value the mapping can read (`Types`), so
+//! polars is given a schema instead of inferring one.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
+use super::types::{self, Place, Types};
 use super::BadKind;
 
 /// A fault found while deserializing, with the field it concerns.
 pub(super) struct Fault {
-    pub(super) field: String,
+    /// The keys leading to the value at fault, from the row down (a key may hold a dot).
+    pub(super) path: Vec<String>,
     pub(super) message: String,
     pub(super) kind: BadKind,
     /// With `BadKind::Value`: the text kept in the value's place (what was found).
     pub(super) found: &'static str,
+}
+
+impl Fault {
+    /// The field as a message names it: `other.timing.upstream_headers_ms`.
+    pub(super) fn field(&self) -> String {
+        self.path.join(".")
+    }
 }
 
 /// serde_json's message without its own " at line 1 column N" (the line is the file's).
@@ -34,59 +44,73 @@ pub(super) fn json_message(e: &serde_json::Error) -> String {
     }
 }
 
-/// The line as polars should read it: the field at fault dropped (`other`, a duplicated
-/// key at any level, an unread field), or, for a wrong-typed value, replaced by text
-/// saying what was found (so the mapping counts it as unparsed).
-pub(super) fn salvage(text: &str, fault: &Fault) -> String {
-    let field = fault.field.as_str();
+/// The line as polars should read it, every fault repaired: the field at fault dropped
+/// (`other`, a duplicated key at any level, an unread field), or, for a wrong-typed value,
+/// replaced by text saying what was found (so the mapping counts it as unparsed).
+pub(super) fn salvage(text: &str, faults: &[Fault]) -> String {
     let Ok(serde_json::Value::Object(mut obj)) = serde_json::from_str::<serde_json::Value>(text)
     else {
         return "{}".into();
     };
-    let mut path: Vec<&str> = field.split('.').collect();
-    let last = path.pop().unwrap_or(field);
-    let mut target = &mut obj;
-    for p in path {
-        match target.get_mut(p) {
-            Some(serde_json::Value::Object(o)) => target = o,
-            _ => {
-                // `other` as a string: drop it whole.
-                obj.remove("other");
-                return serde_json::Value::Object(obj).to_string();
-            }
-        }
-    }
-    if fault.kind == BadKind::Value {
-        target.insert(
-            last.to_string(),
-            serde_json::Value::String(fault.found.into()),
-        );
-    } else {
-        target.remove(last);
+    for fault in faults {
+        repair(&mut obj, fault);
     }
     serde_json::Value::Object(obj).to_string()
 }
 
+fn repair(obj: &mut serde_json::Map<String, serde_json::Value>, fault: &Fault) {
+    use serde_json::Value;
+    let Some((last, parents)) = fault.path.split_last() else {
+        return;
+    };
+    let reachable = parents
+        .iter()
+        .try_fold(&*obj, |o, p| match o.get(p) {
+            Some(Value::Object(inner)) => Some(inner),
+            _ => None,
+        })
+        .is_some();
+    if !reachable {
+        // Inside `other` as a string (or `other` already dropped): drop it whole.
+        obj.remove("other");
+        return;
+    }
+    let mut target = obj;
+    for p in parents {
+        let Some(Value::Object(inner)) = target.get_mut(p) else {
+            return;
+        };
+        target = inner;
+    }
+    if fault.kind == BadKind::Value {
+        target.insert(last.clone(), Value::String(fault.found.into()));
+    } else {
+        target.remove(last);
+    }
+}
+
 /// `other` given as a string (new-api stores it so): it must hold a JSON object with
-/// unique keys, or the timing fields in it cannot be read.
-pub(super) fn check_other_string(s: &str) -> Option<Fault> {
+/// unique keys, or the timing fields in it cannot be read. The types of the timing fields
+/// in it go to `types`.
+pub(super) fn check_other_string(s: &str, types: Option<&mut Types>) -> Option<Fault> {
     if s.trim().is_empty() {
         return None;
     }
-    let mut inner = None;
+    let mut inner = vec![];
     let mut de = serde_json::Deserializer::from_str(s);
     let parsed = de
         .deserialize_any(ObjectCheck {
-            prefix: "other.".into(),
+            path: vec!["other".into()],
             raw: s,
             fail_fast: false,
-            fault: &mut inner,
-            keys_out: None,
+            faults: &mut inner,
+            types,
         })
         .and_then(|()| de.end());
+    let other = vec!["other".to_string()];
     match parsed {
         Err(e) => Some(Fault {
-            field: "other".into(),
+            path: other,
             message: format!(
                 "`other` is a string but not a JSON object: {} at character {}",
                 json_message(&e),
@@ -96,8 +120,8 @@ pub(super) fn check_other_string(s: &str) -> Option<Fault> {
             found: "",
         }),
         // Anything wrong inside the string costs the whole of it (it is decoded whole).
-        Ok(()) => inner.map(|f| Fault {
-            field: "other".into(),
+        Ok(()) => inner.into_iter().next().map(|f| Fault {
+            path: other,
             message: format!("in the JSON string `other`: {}", f.message),
             kind: BadKind::Unreadable,
             found: "",
@@ -144,16 +168,18 @@ pub(super) fn field_roles() -> &'static Roles {
     &roles().0
 }
 
-pub(super) fn role(prefix: &str, key: &str) -> Role {
-    match (prefix, key) {
-        ("", "other") => Role::Nested {
+/// The role of `key` in the object reached by the keys `parents` (`[]` for the row).
+pub(super) fn role(parents: &[String], key: &str) -> Role {
+    let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
+    match (parents.as_slice(), key) {
+        ([], "other") => Role::Nested {
             string_allowed: true,
         },
-        ("", "timing") | ("other.", "timing") => Role::Nested {
+        ([], "timing") | (["other"], "timing") => Role::Nested {
             string_allowed: false,
         },
         // Called for every key of every row: no allocation unless the key has capitals.
-        ("", _) => {
+        ([], _) => {
             let found = if key.bytes().any(|b| b.is_ascii_uppercase()) {
                 field_roles().get(&key.to_ascii_lowercase())
             } else {
@@ -161,7 +187,7 @@ pub(super) fn role(prefix: &str, key: &str) -> Role {
             };
             found.map_or(Role::Other, |kind| Role::Field(*kind))
         }
-        ("timing.", _) | ("other.timing.", _) => roles()
+        (["timing"], _) | (["other", "timing"], _) => roles()
             .1
             .get(key)
             .map_or(Role::Other, |kind| Role::Field(*kind)),
@@ -173,19 +199,32 @@ pub(super) fn role(prefix: &str, key: &str) -> Role {
 /// timing fields are read from (`other`, `other.timing`, `timing`); those must be objects
 /// (`other` may be a JSON string of one); catalogue fields must be scalars of a usable
 /// kind. Any of these in one row only would otherwise make polars fail the whole file (it
-/// infers one type per column) or lose every row's timings. The rest is skipped unkept.
+/// reads one type per column) or lose every row's timings. The rest is skipped unkept.
 pub(super) struct ObjectCheck<'f> {
-    /// The keys leading here, each followed by a dot: "" for the row, "other." …
-    pub(super) prefix: String,
+    /// The keys leading here: `[]` for the row, `["other"]` …
+    pub(super) path: Vec<String>,
     /// The row's text (or `other`'s), to tell a huge integer from a huge float.
     pub(super) raw: &'f str,
     /// Stop at the first fault with a serde error (JSON arrays: serde_json then gives the
     /// line and column of the fault).
     pub(super) fail_fast: bool,
-    pub(super) fault: &'f mut Option<Fault>,
-    /// Where to add the object's catalogue keys (JSON arrays: polars then reads only those
-    /// columns), so the check is the only pass over the text.
-    pub(super) keys_out: Option<&'f mut BTreeSet<String>>,
+    /// Every fault found, in the order met.
+    pub(super) faults: &'f mut Vec<Fault>,
+    /// Where to note the JSON type of each value the mapping can read.
+    pub(super) types: Option<&'f mut Types>,
+}
+
+impl ObjectCheck<'_> {
+    fn fault(&self, key: &str, message: String, kind: BadKind, found: &'static str) -> Fault {
+        let mut path = self.path.clone();
+        path.push(key.to_string());
+        Fault {
+            path,
+            message,
+            kind,
+            found,
+        }
+    }
 }
 
 impl<'de> Visitor<'de> for ObjectCheck<'_> {
@@ -195,9 +234,9 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
         f.write_str("a JSON object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
-        let prefix = self.prefix;
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> std::result::Result<(), A::Error> {
         let raw = self.raw;
+        let place = Place::of(&self.path);
         // A float that is a whole number beyond i64 may be an integer literal polars
         // cannot hold (serde_json reads those as f64): the text decides.
         let big = |shape: Shape| {
@@ -207,32 +246,40 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
         };
         let mut keys: Vec<Cow<'de, str>> = vec![];
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            let field = || format!("{prefix}{key}");
-            let found = match role(&prefix, &key) {
+            // (JSON type bits to note for the key, a fault)
+            let (bits, found) = match role(&self.path, &key) {
                 Role::Nested { string_allowed } => {
-                    let mut inner = None;
-                    let shape = map.next_value_seed(NestedCheck {
-                        prefix: format!("{prefix}{key}."),
+                    let mut path = self.path.clone();
+                    path.push(key.to_string());
+                    let mut inner = vec![];
+                    let nested = map.next_value_seed(NestedCheck {
+                        path,
                         raw,
                         fail_fast: self.fail_fast,
                         string_allowed,
-                        fault: &mut inner,
+                        faults: &mut inner,
+                        types: self.types.as_deref_mut(),
                     })?;
-                    inner.or_else(|| {
-                        shape.map(|found| Fault {
-                            field: field(),
-                            message: format!(
-                                "expected an object{}, found {found}",
-                                if string_allowed {
-                                    " or a JSON string of one"
-                                } else {
-                                    ""
-                                }
-                            ),
-                            kind: BadKind::Unreadable,
-                            found: "",
-                        })
-                    })
+                    self.faults.extend(inner);
+                    match nested {
+                        Ok(bits) => (bits, None),
+                        Err(found) => (
+                            0,
+                            Some(self.fault(
+                                &key,
+                                format!(
+                                    "expected an object{}, found {found}",
+                                    if string_allowed {
+                                        " or a JSON string of one"
+                                    } else {
+                                        ""
+                                    }
+                                ),
+                                BadKind::Unreadable,
+                                "",
+                            )),
+                        ),
+                    }
                 }
                 Role::Field(kind) => {
                     use crate::catalogue::Kind;
@@ -250,143 +297,153 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
                         Shape::Array => Some("an array"),
                         _ => None,
                     };
-                    found.map(|found| Fault {
-                        field: field(),
-                        message: format!(
-                            "expected {}, found {found}",
-                            if matches!(kind, Kind::Label | Kind::Flag) {
+                    match found {
+                        None => (shape.bits(), None),
+                        Some(found) => {
+                            let expected = if matches!(kind, Kind::Label | Kind::Flag) {
                                 "text, a number or a boolean"
                             } else {
                                 "a number or text holding one"
-                            }
-                        ),
-                        // A label cannot hold "an array" as its value: it is dropped, and
-                        // the row counts as unreadable.
-                        kind: if kind == Kind::Label {
-                            BadKind::Unreadable
-                        } else {
-                            BadKind::Value
-                        },
-                        found,
-                    })
+                            };
+                            let message = format!("expected {expected}, found {found}");
+                            // A label cannot hold "an array" as its value: it is dropped,
+                            // and the row counts as unreadable. Any other field keeps text
+                            // saying what was found.
+                            let (bits, bad) = if kind == Kind::Label {
+                                (0, BadKind::Unreadable)
+                            } else {
+                                (types::TEXT, BadKind::Value)
+                            };
+                            (bits, Some(self.fault(&key, message, bad, found)))
+                        }
+                    }
                 }
                 Role::Other => {
                     let shape = map.next_value::<Shape>()?;
-                    big(shape).then(|| Fault {
-                        field: field(),
-                        message: "an integer beyond the 64-bit range, which the reader cannot hold"
-                            .into(),
-                        kind: BadKind::Repair,
-                        found: "",
-                    })
+                    let found = big(shape).then(|| {
+                        self.fault(
+                            &key,
+                            "an integer beyond the 64-bit range, which the reader cannot hold"
+                                .into(),
+                            BadKind::Repair,
+                            "",
+                        )
+                    });
+                    (0, found)
                 }
             };
-            if self.fault.is_none() {
-                *self.fault = found;
+            if let (Some(place), true) = (place, bits != 0) {
+                if let Some(types) = self.types.as_deref_mut() {
+                    types.record(place, &key, bits);
+                }
             }
-            if let (true, Some(f)) = (self.fail_fast, self.fault.as_ref()) {
+            self.faults.extend(found);
+            if let (true, Some(f)) = (self.fail_fast, self.faults.first()) {
                 return Err(de::Error::custom(format!(
                     "field `{}`: {}",
-                    f.field, f.message
+                    f.field(),
+                    f.message
                 )));
             }
             keys.push(key);
         }
-        if let Some(out) = self.keys_out {
-            out.extend(
-                keys.iter()
-                    .filter(|k| !matches!(role(&prefix, k), Role::Other))
-                    .map(|k| k.to_string()),
-            );
-        }
         // Duplicated keys: sorted, a duplicate sits next to its twin (O(n log n), where a
         // search per key would cost O(n²) on every row).
-        if self.fault.is_none() {
-            keys.sort_unstable();
-            if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
-                let key = &w[0];
-                *self.fault = Some(Fault {
-                    field: format!("{prefix}{key}"),
-                    message: format!("the key `{key}` appears twice: which value holds is unknown"),
-                    kind: BadKind::Unreadable,
-                    found: "",
-                });
-                if self.fail_fast {
-                    return Err(de::Error::custom(format!(
-                        "field `{prefix}{key}`: the key `{key}` appears twice: which value holds is unknown"
-                    )));
-                }
+        keys.sort_unstable();
+        let mut twice: Vec<&str> = keys
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0].as_ref())
+            .collect();
+        twice.dedup();
+        for key in twice {
+            let message = format!("the key `{key}` appears twice: which value holds is unknown");
+            let fault = self.fault(key, message, BadKind::Unreadable, "");
+            if self.fail_fast {
+                return Err(de::Error::custom(format!(
+                    "field `{}`: {}",
+                    fault.field(),
+                    fault.message
+                )));
             }
+            self.faults.push(fault);
         }
         Ok(())
     }
 }
 
 /// The value of `other` or `timing`: an object (checked in turn), a string holding one
-/// (`other` only), or null; anything else is returned as what was found.
+/// (`other` only), or null, as the JSON type bits to note for it; anything else is an error
+/// saying what was found.
 struct NestedCheck<'f> {
-    prefix: String,
+    path: Vec<String>,
     raw: &'f str,
     fail_fast: bool,
     string_allowed: bool,
-    fault: &'f mut Option<Fault>,
+    faults: &'f mut Vec<Fault>,
+    types: Option<&'f mut Types>,
 }
 
+type Nested = std::result::Result<u8, &'static str>;
+
 impl<'de> DeserializeSeed<'de> for NestedCheck<'_> {
-    type Value = Option<&'static str>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+    type Value = Nested;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Nested, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for NestedCheck<'_> {
-    type Value = Option<&'static str>;
+    type Value = Nested;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Nested, A::Error> {
         ObjectCheck {
-            prefix: self.prefix,
+            path: self.path,
             raw: self.raw,
             fail_fast: self.fail_fast,
-            fault: self.fault,
-            keys_out: None,
+            faults: self.faults,
+            types: self.types,
         }
         .visit_map(map)?;
-        Ok(None)
+        Ok(Ok(types::OBJECT))
     }
 
-    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Self::Value, E> {
+    fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Nested, E> {
         if !self.string_allowed {
-            return Ok(Some("a string"));
+            return Ok(Err("a string"));
         }
-        *self.fault = check_other_string(s);
-        Ok(None)
+        match check_other_string(s, self.types) {
+            Some(f) => {
+                self.faults.push(f);
+                Ok(Ok(0))
+            }
+            // A blank string is no object, but still a string in the column.
+            None => Ok(Ok(types::TEXT)),
+        }
     }
 
-    fn visit_seq<A: de::SeqAccess<'de>>(
-        self,
-        mut seq: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Nested, A::Error> {
         while seq.next_element::<Shape>()?.is_some() {}
-        Ok(Some("an array"))
+        Ok(Err("an array"))
     }
-    fn visit_bool<E>(self, _: bool) -> std::result::Result<Self::Value, E> {
-        Ok(Some("a boolean"))
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Nested, E> {
+        Ok(Err("a boolean"))
     }
-    fn visit_i64<E>(self, _: i64) -> std::result::Result<Self::Value, E> {
-        Ok(Some("a number"))
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Nested, E> {
+        Ok(Err("a number"))
     }
-    fn visit_u64<E>(self, _: u64) -> std::result::Result<Self::Value, E> {
-        Ok(Some("a number"))
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Nested, E> {
+        Ok(Err("a number"))
     }
-    fn visit_f64<E>(self, _: f64) -> std::result::Result<Self::Value, E> {
-        Ok(Some("a number"))
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Nested, E> {
+        Ok(Err("a number"))
     }
-    fn visit_unit<E>(self) -> std::result::Result<Self::Value, E> {
-        Ok(None)
+    fn visit_unit<E>(self) -> std::result::Result<Nested, E> {
+        Ok(Ok(types::NULL))
     }
 }
 
@@ -396,7 +453,10 @@ impl<'de> Visitor<'de> for NestedCheck<'_> {
 /// stack overflow in polars later; and it notices integers polars' reader cannot hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shape {
-    Scalar,
+    Null,
+    Text,
+    Integer,
+    Float,
     Boolean,
     /// An integer above i64::MAX (serde_json reads it as u64).
     BigInteger,
@@ -443,34 +503,47 @@ impl<'de> Visitor<'de> for ShapeVisitor {
         Ok(inside)
     }
     fn visit_str<E>(self, _: &str) -> std::result::Result<Shape, E> {
-        Ok(Shape::Scalar)
+        Ok(Shape::Text)
     }
     fn visit_bool<E>(self, _: bool) -> std::result::Result<Shape, E> {
         Ok(Shape::Boolean)
     }
     fn visit_i64<E>(self, _: i64) -> std::result::Result<Shape, E> {
-        Ok(Shape::Scalar)
+        Ok(Shape::Integer)
     }
     fn visit_u64<E>(self, v: u64) -> std::result::Result<Shape, E> {
         Ok(if v > i64::MAX as u64 {
             Shape::BigInteger
         } else {
-            Shape::Scalar
+            Shape::Integer
         })
     }
     fn visit_f64<E>(self, v: f64) -> std::result::Result<Shape, E> {
         Ok(if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
             Shape::MaybeBig
         } else {
-            Shape::Scalar
+            Shape::Float
         })
     }
     fn visit_unit<E>(self) -> std::result::Result<Shape, E> {
-        Ok(Shape::Scalar)
+        Ok(Shape::Null)
     }
 }
 
 impl Shape {
+    /// The JSON type bits of a scalar (a float beyond i64 that is not an integer literal
+    /// is a float).
+    fn bits(self) -> u8 {
+        match self {
+            Shape::Null => types::NULL,
+            Shape::Text => types::TEXT,
+            Shape::Integer => types::INT,
+            Shape::Float | Shape::MaybeBig => types::FLOAT,
+            Shape::Boolean => types::BOOL,
+            _ => 0,
+        }
+    }
+
     /// A container's shape after seeing one more element.
     fn holding(self, v: Shape) -> Shape {
         match (self, v) {

@@ -2,6 +2,7 @@
 //! the bad ones left out or rewritten for polars per the policy.
 
 use super::json_row::{json_message, salvage, ObjectCheck};
+use super::types::Types;
 use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BOM};
 use crate::error::{Error, Result};
 use serde::de::Deserializer;
@@ -19,8 +20,9 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
             "the file has no rows (only blank lines): expected a request log",
         ));
     }
-    let (bad, has_blank) = find_bad_lines(bytes);
-    if bad.is_empty() {
+    let (bad, has_blank, types) = find_bad_lines(bytes);
+    let mixed = types.other_is_mixed();
+    if bad.is_empty() && !mixed {
         return Ok(Checked {
             repaired: bom.then(|| bytes.to_vec()),
             lines: if has_blank {
@@ -28,6 +30,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
             } else {
                 LineMap::default()
             },
+            types,
             ..Checked::default()
         });
     }
@@ -49,7 +52,10 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
         match next_bad.peek() {
             Some((b, repair)) if b.line == lineno => {
                 if policy == BadRowPolicy::Keep || b.kind == BadKind::Repair {
-                    out.extend_from_slice(repair.as_bytes());
+                    match embed_other(repair.as_bytes(), mixed) {
+                        Some(row) => out.extend_from_slice(&row),
+                        None => out.extend_from_slice(repair.as_bytes()),
+                    }
                     out.push(b'\n');
                     row += 1;
                     rows.record(u64::from(row), lineno);
@@ -60,7 +66,10 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
                 next_bad.next();
             }
             _ => {
-                out.extend_from_slice(line);
+                match embed_other(line, mixed) {
+                    Some(row) => out.extend_from_slice(&row),
+                    None => out.extend_from_slice(line),
+                }
                 out.push(b'\n');
                 row += 1;
                 rows.record(u64::from(row), lineno);
@@ -83,7 +92,33 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
         repaired: Some(out),
         kept_rows,
         lines: rows,
+        types,
     })
+}
+
+/// With `mixed` (`other` is an object in some rows, a JSON string in others): the row with
+/// its `other` string replaced by the object it encodes (a blank string by null), so that
+/// `other` is one column of one type. `None` when the row needs no change.
+fn embed_other(row: &[u8], mixed: bool) -> Option<Vec<u8>> {
+    use serde_json::Value;
+    if !mixed {
+        return None;
+    }
+    let Ok(Value::Object(mut obj)) = serde_json::from_slice::<Value>(row) else {
+        return None;
+    };
+    let Some(Value::String(text)) = obj.get("other") else {
+        return None;
+    };
+    // The row check has parsed this string as an object (or found it blank); a string it
+    // could not parse cost the row its `other` already.
+    let inner = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(text).ok()?
+    };
+    obj.insert("other".into(), inner);
+    serde_json::to_vec(&Value::Object(obj)).ok()
 }
 
 /// The line each row begins on, for a file whose blank lines (not rows) make them differ.
@@ -111,10 +146,10 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
-/// Every bad line with the text that replaces it when kept, and whether the file has a
-/// blank line. The file is split in two at a line boundary and checked on two threads (the
-/// check is about as costly as a parse).
-fn find_bad_lines(bytes: &[u8]) -> (Vec<(BadRow, String)>, bool) {
+/// Every bad line with the text that replaces it when kept, whether the file has a blank
+/// line, and the types of the values read. The file is split in two at a line boundary and
+/// checked on two threads (the check is about as costly as a parse).
+fn find_bad_lines(bytes: &[u8]) -> (Vec<(BadRow, String)>, bool, Types) {
     let half = bytes.len() / 2;
     let split = match bytes[half..].iter().position(|b| *b == b'\n') {
         Some(p) if bytes.len() > 1 << 20 => half + p + 1,
@@ -122,34 +157,37 @@ fn find_bad_lines(bytes: &[u8]) -> (Vec<(BadRow, String)>, bool) {
     };
     let (a, b) = bytes.split_at(split);
     let first_lines = a.iter().filter(|c| **c == b'\n').count() as u64;
-    let ((mut bad, blank_a), (rest, blank_b)) = std::thread::scope(|s| {
+    let ((mut bad, blank_a, mut types), (rest, blank_b, types_b)) = std::thread::scope(|s| {
         let h = s.spawn(|| check_lines(b, first_lines));
         let first = check_lines(a, 0);
         (first, h.join().expect("the line check does not panic"))
     });
     bad.extend(rest);
-    (bad, blank_a || blank_b)
+    types.merge(types_b);
+    (bad, blank_a || blank_b, types)
 }
 
-fn check_lines(bytes: &[u8], offset: u64) -> (Vec<(BadRow, String)>, bool) {
+fn check_lines(bytes: &[u8], offset: u64) -> (Vec<(BadRow, String)>, bool, Types) {
     let mut bad = vec![];
     let mut has_blank = false;
+    let mut types = Types::default();
     for (i, line) in lines(bytes).enumerate() {
         if is_blank(line) {
             has_blank = true;
             continue;
         }
-        if let Err((mut b, repair)) = check_json_line(line) {
+        if let Err((mut b, repair)) = check_json_line(line, &mut types) {
             b.line = offset + i as u64 + 1;
             bad.push((b, repair));
         }
     }
-    (bad, has_blank)
+    (bad, has_blank, types)
 }
 
-/// Check one line; on failure, the bad row (line 0, set by the caller) and the JSON to
-/// keep in its place: the readable fields, or `{}` when nothing is readable.
-fn check_json_line(line: &[u8]) -> std::result::Result<(), (BadRow, String)> {
+/// Check one line, noting the types of its values in `types`; on failure, the bad row
+/// (line 0, set by the caller) and the JSON to keep in its place: the readable fields with
+/// every fault repaired, or `{}` when nothing is readable.
+fn check_json_line(line: &[u8], types: &mut Types) -> std::result::Result<(), (BadRow, String)> {
     let text = match std::str::from_utf8(line) {
         Ok(t) => t,
         Err(e) => {
@@ -169,15 +207,15 @@ fn check_json_line(line: &[u8]) -> std::result::Result<(), (BadRow, String)> {
             ));
         }
     };
-    let mut fault = None;
+    let mut faults = vec![];
     let mut de = serde_json::Deserializer::from_str(text);
     let parsed = de
         .deserialize_any(ObjectCheck {
-            prefix: String::new(),
+            path: vec![],
             raw: text,
             fail_fast: false,
-            fault: &mut fault,
-            keys_out: None,
+            faults: &mut faults,
+            types: Some(types),
         })
         .and_then(|()| de.end());
     if let Err(e) = parsed {
@@ -193,14 +231,19 @@ fn check_json_line(line: &[u8]) -> std::result::Result<(), (BadRow, String)> {
             "{}".into(),
         ));
     }
-    if let Some(f) = fault {
-        let repair = salvage(text, &f);
+    // The row is named by its worst fault (unreadable, then a wrong-typed value, then an
+    // unread field repaired); every fault is repaired in what polars reads.
+    let worst = [BadKind::Unreadable, BadKind::Value, BadKind::Repair]
+        .iter()
+        .find_map(|k| faults.iter().find(|f| f.kind == *k));
+    if let Some(f) = worst {
+        let repair = salvage(text, &faults);
         return Err((
             BadRow {
                 line: 0,
                 column: None,
-                field: Some(f.field),
-                message: f.message,
+                field: Some(f.field()),
+                message: f.message.clone(),
                 kind: f.kind,
             },
             repair,
@@ -213,9 +256,10 @@ fn check_json_line(line: &[u8]) -> std::result::Result<(), (BadRow, String)> {
 mod tests {
     use super::super::json_row::has_big_integer_literal;
     use super::*;
+    use polars::prelude::{DataType, Field};
 
     fn bad(line: &str) -> Option<(BadRow, String)> {
-        check_json_line(line.as_bytes()).err()
+        check_json_line(line.as_bytes(), &mut Types::default()).err()
     }
 
     #[test]
@@ -287,6 +331,71 @@ mod tests {
     }
 
     #[test]
+    fn every_fault_of_a_row_is_repaired_and_the_worst_named() {
+        let (b, keep) = bad(
+            r#"{"request_id":"a","first_response_ms":{"x":1},"total_handler_ms":[1],"model":[2]}"#,
+        )
+        .unwrap();
+        assert_eq!(b.kind, BadKind::Unreadable, "a label holding a list");
+        assert_eq!(b.field.as_deref(), Some("model"));
+        assert_eq!(
+            keep,
+            r#"{"request_id":"a","first_response_ms":"an object","total_handler_ms":"an array"}"#
+        );
+    }
+
+    #[test]
+    fn a_key_holding_a_dot_is_repaired_where_it_is() {
+        let line = r#"{"request_id":"a","x.y":18446744073709551615,"other":{"timing":{"first_response_ms":1}}}"#;
+        let (b, keep) = bad(line).unwrap();
+        assert_eq!(b.kind, BadKind::Repair);
+        assert_eq!(
+            keep,
+            r#"{"request_id":"a","other":{"timing":{"first_response_ms":1}}}"#
+        );
+    }
+
+    #[test]
+    fn the_types_read_are_noted_per_row() {
+        let mut types = Types::default();
+        for line in [
+            r#"{"request_id":"a","is_stream":true,"prompt":"x","other":{"timing":{"first_response_ms":1}}}"#,
+            r#"{"request_id":7,"is_stream":1,"other":"{\"timing\":{\"first_response_ms\":\"\"}}"}"#,
+        ] {
+            check_json_line(line.as_bytes(), &mut types).unwrap();
+        }
+        let schema = types.schema();
+        let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["is_stream", "other", "request_id"],
+            "no content key"
+        );
+        assert_eq!(schema.get("is_stream"), Some(&DataType::String));
+        assert!(types.other_is_mixed());
+        let timing = Field::new("first_response_ms".into(), DataType::String);
+        let other = DataType::Struct(vec![Field::new(
+            "timing".into(),
+            DataType::Struct(vec![timing]),
+        )]);
+        assert_eq!(schema.get("other"), Some(&other));
+    }
+
+    #[test]
+    fn a_mixed_other_is_embedded_as_the_object_it_holds() {
+        let row = br#"{"request_id":"a","other":"{\"timing\":{\"first_response_ms\":5}}"}"#;
+        let out = embed_other(row, true).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"request_id":"a","other":{"timing":{"first_response_ms":5}}}"#
+        );
+        let blank = embed_other(br#"{"other":" "}"#, true).unwrap();
+        assert_eq!(blank, br#"{"other":null}"#);
+        assert!(embed_other(br#"{"other":{}}"#, true).is_none());
+        assert!(embed_other(row, false).is_none());
+    }
+
+    #[test]
     fn other_strings_that_are_not_objects_are_bad() {
         for other in [r#""{not json""#, r#""[1,2]""#, r#""42""#] {
             let line = format!(r#"{{"request_id":"a","other":{other}}}"#);
@@ -304,7 +413,7 @@ mod tests {
 
     #[test]
     fn only_json_whitespace_makes_a_blank_line() {
-        let (bad, has_blank) = find_bad_lines(b"{\"a\":1}\n \t\r\n\x0c\n{\"a\":2}\n");
+        let (bad, has_blank, _) = find_bad_lines(b"{\"a\":1}\n \t\r\n\x0c\n{\"a\":2}\n");
         assert!(has_blank, "line 2 is blank");
         let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
         assert_eq!(lines, vec![3], "a form feed is not JSON whitespace");
@@ -326,7 +435,7 @@ mod tests {
             }
         }
         assert!(text.len() > 1 << 20);
-        let (bad, has_blank) = find_bad_lines(text.as_bytes());
+        let (bad, has_blank, _) = find_bad_lines(text.as_bytes());
         assert!(has_blank, "line 3 is blank");
         let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
         assert_eq!(lines, vec![7, 45_000]);

@@ -6,7 +6,9 @@
 //! finds each bad row with its line and column; the policy (`--on-bad-row`) then decides:
 //! stop with that error, leave the row out, or keep it with its unreadable parts null. A
 //! file with no bad row is read by polars directly (the fast path); otherwise polars reads a
-//! repaired copy held in memory.
+//! repaired copy held in memory. For JSON the same pass notes the JSON type of every value
+//! the mapping can read (`types`), and polars reads with the schema made from them instead
+//! of inferring one, which fails the whole file where rows disagree on a type.
 //!
 //! What makes a row bad:
 //! - JSON (`jsonl`, `array`, the value rules in `json_row`): not JSON, not an object,
@@ -25,6 +27,7 @@ mod array;
 mod csv;
 mod json_row;
 mod jsonl;
+mod types;
 
 use std::fmt;
 use std::io::Read;
@@ -36,6 +39,7 @@ use crate::error::{Error, Result};
 pub use array::check_json_array;
 pub use csv::check_csv;
 pub use jsonl::check_json_lines;
+pub use types::Types;
 
 /// What to do with a row that cannot be read (`--on-bad-row`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -112,6 +116,8 @@ pub struct Checked {
     pub kept_rows: Vec<u32>,
     /// The line each row polars reads begins on.
     pub lines: LineMap,
+    /// JSON: the type of every value the mapping can read, for the schema polars reads with.
+    pub types: Types,
 }
 
 pub(super) const BOM: &[u8] = "\u{feff}".as_bytes();

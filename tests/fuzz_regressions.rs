@@ -1,8 +1,10 @@
 //! Keeps the fuzzers' findings fixed (see `fuzz/README.md`).
 //!
-//! Every file of the minimized `rule_loader` and `azure_metrics` corpora, and the first 30
-//! of the `timing_decoder` corpus, is replayed through the same library calls as the fuzz
-//! targets: an `Err` is fine, a panic fails the test. The first runs (see the README) found
+//! Every file of the minimized `rule_loader` and `azure_metrics` corpora is replayed
+//! through the same library calls as the fuzz targets: an `Err` is fine, a panic fails the
+//! test. Every file of the `timing_decoder` corpus goes through that target's stricter
+//! oracle (`fuzz/oracle/timing_decoder.rs`: no whole-file error for what one row holds),
+//! and the first 30 also through `analyze::run` end to end. The first runs (see the README) found
 //! no crash; a crash found later gets its own test here (the first: the deep operator
 //! chain at the end), on the input copied to
 //! `fuzz/regressions/<bug-name>` and read with `include_bytes!`.
@@ -34,8 +36,12 @@ fn rule_loader(data: &[u8]) {
     }
 }
 
-/// The `timing_decoder` target: the bytes as a `.jsonl` input of `analyze::run`.
-fn timing_decoder(data: &[u8]) {
+#[path = "../fuzz/oracle/timing_decoder.rs"]
+mod timing_decoder_oracle;
+
+/// The bytes as a `.jsonl` input of `analyze::run` (the `timing_decoder` target before it
+/// checked the decoder alone): an `Err` is fine.
+fn analyze_jsonl(data: &[u8]) {
     let rules = RuleSet::gateway().unwrap();
     let mut file = tempfile::Builder::new()
         .suffix(".jsonl")
@@ -101,8 +107,13 @@ fn azure_metrics_corpus_never_panics() {
 }
 
 #[test]
-fn timing_decoder_corpus_never_panics() {
-    replay("timing_decoder", 30, timing_decoder);
+fn timing_decoder_corpus_reads_every_file_row_by_row() {
+    replay("timing_decoder", usize::MAX, timing_decoder_oracle::check);
+}
+
+#[test]
+fn timing_decoder_corpus_never_panics_end_to_end() {
+    replay("timing_decoder", 30, analyze_jsonl);
 }
 
 /// The error loading `data` as a rule file, after replaying it through the target.

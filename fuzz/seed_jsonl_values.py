@@ -9,7 +9,10 @@ a row is good, which fault it has and how it is repaired; random mutation at a f
 second reaches the rarer of these combinations slowly. Each file is two lines, a good row and
 the row under test, so polars also sees the odd value next to a normal one in one column.
 The keys (gateway fields and content columns) come from fuzz/timing_decoder.dict (a test
-keeps its gateway fields complete). Written by fuzz/seeds.py (content-hash names).
+keeps its gateway fields complete). Then rows that disagree: one key of each kind, in each
+place, holding one JSON type in the first row and another in the second (polars reads one
+type per column, from the schema the row check finds), and `other` an object in one row and
+a JSON string in the next. Written by fuzz/seeds.py (content-hash names).
 """
 
 import json
@@ -35,6 +38,12 @@ BIG_ROWS = ['{{"extra": {v}}}', '{{"total_handler_ms": {v}}}', '{{"other": {{"ex
 # not), and a CRLF file with an empty line.
 BLANK = [" ", "\t", "\x0b", "\x0c", "\r", " \r"]
 
+# One key per kind (time point, label, flag, count, code, timestamp, content, unknown) and
+# one value per JSON type, for rows that disagree with each other.
+KIND_KEYS = ["first_response_ms", "request_id", "is_stream", "output_tokens", "status",
+             "timestamp", "prompt", "x_unknown"]
+PAIR_VALUES = ["1", "1.5", '"12"', '""', "true", "null", "[1]", '{"a": 1}']
+
 
 def fields():
     with open(os.path.join(HERE, "timing_decoder.dict")) as f:
@@ -52,6 +61,25 @@ def placements(key, value):
     yield json.dumps({"other": f'{{"timing": {{"{key}": {value}}}}}'})
 
 
+def other_string(key, value):
+    return json.dumps({"other": f'{{"timing": {{"{key}": {value}}}}}'})
+
+
+def disagreeing_rows():
+    """Two rows per file: the same key in the same place (or `other` as an object, then as a
+    string) holding two JSON types."""
+    place = [lambda k, v: f'{{"{k}": {v}}}',
+             lambda k, v: f'{{"other": {{"timing": {{"{k}": {v}}}}}}}',
+             lambda k, v: f'{{"timing": {{"{k}": {v}}}}}',
+             other_string]
+    for key in KIND_KEYS:
+        for a in PAIR_VALUES:
+            for b in PAIR_VALUES:
+                for p in place:
+                    yield f"{p(key, a)}\n{p(key, b)}\n"
+                yield f"{place[1](key, a)}\n{other_string(key, b)}\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
@@ -59,6 +87,7 @@ def main():
     files += [f"{good}\n{row.format(v=v)}\n" for v in BIG for row in BIG_ROWS]
     files += [f"{good}\n{blank}\n{good}\n" for blank in BLANK]
     files.append(f"{good}\r\n\r\n{good}\r\n")
+    files += disagreeing_rows()
     write_all(files)
 
 

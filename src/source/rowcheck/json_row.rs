@@ -63,18 +63,9 @@ fn repair(obj: &mut serde_json::Map<String, serde_json::Value>, fault: &Fault) {
     let Some((last, parents)) = fault.path.split_last() else {
         return;
     };
-    let reachable = parents
-        .iter()
-        .try_fold(&*obj, |o, p| match o.get(p) {
-            Some(Value::Object(inner)) => Some(inner),
-            _ => None,
-        })
-        .is_some();
-    if !reachable {
-        // Inside `other` as a string (or `other` already dropped): drop it whole.
-        obj.remove("other");
-        return;
-    }
+    // A fault inside `other` as a string is the fault of `other` itself (its path ends
+    // there), so every object on the path is an object of the row; if one is gone, an
+    // earlier repair dropped it, value and all.
     let mut target = obj;
     for p in parents {
         let Some(Value::Object(inner)) = target.get_mut(p) else {

@@ -14,7 +14,7 @@
 # in fuzz/artifacts/TARGET/), 3 if MAX_SECONDS ends first.
 # Each window line is followed by where the new edges are: libFuzzer runs with
 # -print_pcs=1, which prints every newly covered edge, and the script counts them by crate
-# (`tracediag` is src/, `harness` is fuzz/fuzz_targets/; see by_crate below):
+# (`tracediag` is src/, `harness` is fuzz/fuzz_targets/ and fuzz/oracle/; see by_crate below):
 #   new edges by crate: sqlparser +61, std +12, tracediag +1
 # fuzz/TARGET.dict, when it exists, is passed as the libFuzzer dictionary (-dict).
 # With PLATEAU_CRATE=tracediag the plateau is judged on that crate's new edges alone (the
@@ -66,7 +66,7 @@ by_crate() {
         for (i = 2; i <= NF; i += 2) {
           f = $i
           if (f ~ /^\/rustc\/|^\/rust\/deps\//) continue
-          if (index(f, root "/fuzz/fuzz_targets/") == 1) c = "harness"
+          if (index(f, root "/fuzz/fuzz_targets/") == 1 || index(f, root "/fuzz/oracle/") == 1) c = "harness"
           else if (match(f, /registry\/src\/[^\/]+\/[^\/]+\//)) {
             c = substr(f, RSTART, RLENGTH); sub(/\/$/, "", c); sub(/.*\//, "", c)
             sub(/-[0-9]+\.[0-9]+\.[0-9]+.*/, "", c)

@@ -12,7 +12,8 @@ The keys (gateway fields and content columns) come from fuzz/timing_decoder.dict
 keeps its gateway fields complete). Then rows that disagree: one key of each kind, in each
 place, holding one JSON type in the first row and another in the second (polars reads one
 type per column, from the schema the row check finds), and `other` an object in one row and
-a JSON string in the next. Written by fuzz/seeds.py (content-hash names).
+a JSON string in the next; and `other` and `timing` themselves holding every JSON value,
+alone and in two rows that disagree. Written by fuzz/seeds.py (content-hash names).
 """
 
 import json
@@ -80,6 +81,25 @@ def disagreeing_rows():
                 yield f"{place[1](key, a)}\n{other_string(key, b)}\n"
 
 
+# What `other` and `timing` may hold: objects with and without a timing field, JSON strings
+# of one (blank too), and every value that is not an object.
+NESTED_VALUES = ['{"timing": {"first_response_ms": 5}}', '{}', '{"timing": null}',
+                 json.dumps('{"timing": {"first_response_ms": 5}}'), '""', '" "', '"{}"',
+                 "null", "1", "true", "[]", '[{"timing": 1}]']
+
+
+def nested_values():
+    """`other`, `timing` and `other.timing` holding each value, and two rows whose `other`
+    (or `timing`) differ."""
+    rows = [lambda v: f'{{"other": {v}}}', lambda v: f'{{"timing": {v}}}',
+            lambda v: f'{{"other": {{"timing": {v}}}}}']
+    for row in rows:
+        for a in NESTED_VALUES:
+            yield f'{{"request_id": "r1", "total_handler_ms": 9}}\n{row(a)}\n'
+            for b in NESTED_VALUES:
+                yield f"{row(a)}\n{row(b)}\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
@@ -88,6 +108,7 @@ def main():
     files += [f"{good}\n{blank}\n{good}\n" for blank in BLANK]
     files.append(f"{good}\r\n\r\n{good}\r\n")
     files += disagreeing_rows()
+    files += nested_values()
     write_all(files)
 
 

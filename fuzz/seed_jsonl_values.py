@@ -35,6 +35,8 @@ BIG = ["9223372036854775807", "9223372036854775808", "00009223372036854775808", 
        '{"a": {"b": 1e19}}']
 BIG_ROWS = ['{{"extra": {v}}}', '{{"total_handler_ms": {v}}}', '{{"other": {{"extra": {v}}}}}',
             '{{"other": {{"timing": {{"total_handler_ms": {v}}}}}}}']
+# The same inside `other` as a JSON string (the text of the string).
+BIG_IN_STRING = ['{{"extra": {v}}}', '{{"timing": {{"total_handler_ms": {v}}}}}']
 # Lines of whitespace alone (blank or not, as Rust's `is_ascii_whitespace` says: `\x0b` is
 # not), and a CRLF file with an empty line.
 BLANK = [" ", "\t", "\x0b", "\x0c", "\r", " \r"]
@@ -92,7 +94,8 @@ def nested_values():
     """`other`, `timing` and `other.timing` holding each value, and two rows whose `other`
     (or `timing`) differ."""
     rows = [lambda v: f'{{"other": {v}}}', lambda v: f'{{"timing": {v}}}',
-            lambda v: f'{{"other": {{"timing": {v}}}}}']
+            lambda v: f'{{"other": {{"timing": {v}}}}}',
+            lambda v: json.dumps({"other": f'{{"timing": {v}}}'})]
     for row in rows:
         for a in NESTED_VALUES:
             yield f'{{"request_id": "r1", "total_handler_ms": 9}}\n{row(a)}\n'
@@ -100,15 +103,29 @@ def nested_values():
                 yield f"{row(a)}\n{row(b)}\n"
 
 
+def every_place(key):
+    """One timing field in every place the mapping looks (it reads the first and notes the
+    others), and in each pair of them."""
+    places = [f'"{key}": 1', f'"timing.{key}": 2', f'"other.timing.{key}": 3',
+              f'"other": {{"timing": {{"{key}": 4}}}}', f'"timing": {{"{key}": 5}}']
+    yield "{" + ", ".join(places) + "}\n"
+    for i, a in enumerate(places):
+        for b in places[i + 1:]:
+            yield f"{{{a}, {b}}}\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
              for row in placements(key, value)]
     files += [f"{good}\n{row.format(v=v)}\n" for v in BIG for row in BIG_ROWS]
+    files += [f"{good}\n{json.dumps({'other': row.format(v=v)})}\n" for v in BIG
+              for row in BIG_IN_STRING]
     files += [f"{good}\n{blank}\n{good}\n" for blank in BLANK]
     files.append(f"{good}\r\n\r\n{good}\r\n")
     files += disagreeing_rows()
     files += nested_values()
+    files += [text for key in ("first_response_ms", "total_handler_ms") for text in every_place(key)]
     write_all(files)
 
 

@@ -13,7 +13,8 @@ keeps its gateway fields complete). Then rows that disagree: one key of each kin
 place, holding one JSON type in the first row and another in the second (polars reads one
 type per column, from the schema the row check finds), and `other` an object in one row and
 a JSON string in the next; and `other` and `timing` themselves holding every JSON value,
-alone and in two rows that disagree. Written by fuzz/seeds.py (content-hash names).
+alone and in two rows that disagree; and the first lines that format sniffing reads. Written
+by fuzz/seeds.py (content-hash names).
 """
 
 import json
@@ -87,7 +88,7 @@ def disagreeing_rows():
 # of one (blank too), and every value that is not an object.
 NESTED_VALUES = ['{"timing": {"first_response_ms": 5}}', '{}', '{"timing": null}',
                  json.dumps('{"timing": {"first_response_ms": 5}}'), '""', '" "', '"{}"',
-                 "null", "1", "true", "[]", '[{"timing": 1}]']
+                 "null", "1", "-1", "1.5", "true", "[]", '[{"timing": 1}]']
 
 
 def nested_values():
@@ -114,6 +115,21 @@ def every_place(key):
             yield f"{{{a}, {b}}}\n"
 
 
+def first_lines(good):
+    """What the format sniffing reads: a byte-order mark, blank lines before the first row,
+    and an Azure RequestResponse log (known by its first line, then read whole)."""
+    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
+        azure = f.read().splitlines()
+    yield f"\ufeff{good}\n"
+    yield f"\n \n{good}\n"
+    yield f"\ufeff\n{good}\n"
+    for n in (1, 3):
+        text = "\n".join(azure[:n]) + "\n"
+        yield text
+        yield "\ufeff" + text
+        yield "\n" + text + "{broken\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
@@ -125,6 +141,7 @@ def main():
     files.append(f"{good}\r\n\r\n{good}\r\n")
     files += disagreeing_rows()
     files += nested_values()
+    files += first_lines(good)
     files += [text for key in ("first_response_ms", "total_handler_ms") for text in every_place(key)]
     write_all(files)
 

@@ -13,7 +13,8 @@ keeps its gateway fields complete). Then rows that disagree: one key of each kin
 place, holding one JSON type in the first row and another in the second (polars reads one
 type per column, from the schema the row check finds), and `other` an object in one row and
 a JSON string in the next; and `other` and `timing` themselves holding every JSON value,
-alone and in two rows that disagree; and the first lines that format sniffing reads. Written
+alone and in two rows that disagree; and the first lines that format sniffing reads, and an Azure RequestResponse log with each of
+its fields holding each value. Written
 by fuzz/seeds.py (content-hash names).
 """
 
@@ -130,6 +131,27 @@ def first_lines(good):
         yield "\n" + text + "{broken\n"
 
 
+def azure_values():
+    """The Azure RequestResponse reader (a `.jsonl` whose first line is one): each field of
+    a record, and of its `properties`, holding each JSON value or left out, in the second
+    line of the log; `properties` as a JSON string, as some exports write it."""
+    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
+        first, second = [json.loads(line) for line in f.read().splitlines()[:2]]
+    head = json.dumps(first) + "\n"
+    for key in list(second) + [f"properties.{k}" for k in second["properties"]]:
+        for value in VALUES + [None]:
+            row = json.loads(json.dumps(second))
+            target, name = (row["properties"], key[11:]) if "." in key else (row, key)
+            if value is None:
+                target.pop(name)
+            else:
+                target[name] = json.loads(value)
+            yield head + json.dumps(row) + "\n"
+    row = json.loads(json.dumps(second))
+    row["properties"] = json.dumps(row["properties"])
+    yield head + json.dumps(row) + "\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
@@ -142,6 +164,7 @@ def main():
     files += disagreeing_rows()
     files += nested_values()
     files += first_lines(good)
+    files += azure_values()
     files += [text for key in ("first_response_ms", "total_handler_ms") for text in every_place(key)]
     write_all(files)
 

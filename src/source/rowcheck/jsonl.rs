@@ -6,6 +6,7 @@ use super::types::Types;
 use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BOM};
 use crate::error::{Error, Result};
 use serde::de::Deserializer;
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Check a JSON-lines file. With `Error`, the first bad row is the error.
@@ -52,10 +53,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
         match next_bad.peek() {
             Some((b, repair)) if b.line == lineno => {
                 if policy == BadRowPolicy::Keep || b.kind == BadKind::Repair {
-                    match embed_other(repair.as_bytes(), mixed) {
-                        Some(row) => out.extend_from_slice(&row),
-                        None => out.extend_from_slice(repair.as_bytes()),
-                    }
+                    out.extend_from_slice(&embed_other(repair.as_bytes(), mixed));
                     out.push(b'\n');
                     row += 1;
                     rows.record(u64::from(row), lineno);
@@ -66,10 +64,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
                 next_bad.next();
             }
             _ => {
-                match embed_other(line, mixed) {
-                    Some(row) => out.extend_from_slice(&row),
-                    None => out.extend_from_slice(line),
-                }
+                out.extend_from_slice(&embed_other(line, mixed));
                 out.push(b'\n');
                 row += 1;
                 rows.record(u64::from(row), lineno);
@@ -98,27 +93,31 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
 
 /// With `mixed` (`other` is an object in some rows, a JSON string in others): the row with
 /// its `other` string replaced by the object it encodes (a blank string by null), so that
-/// `other` is one column of one type. `None` when the row needs no change.
-fn embed_other(row: &[u8], mixed: bool) -> Option<Vec<u8>> {
+/// `other` is one column of one type. Otherwise, or when the row has no `other` string,
+/// the row as it is.
+fn embed_other(row: &[u8], mixed: bool) -> Cow<'_, [u8]> {
     use serde_json::Value;
-    if !mixed {
-        return None;
+    let embedded = || {
+        let Ok(Value::Object(mut obj)) = serde_json::from_slice::<Value>(row) else {
+            return None;
+        };
+        let Some(Value::String(text)) = obj.get("other") else {
+            return None;
+        };
+        // The row check has parsed this string as an object (or found it blank); a string
+        // it could not parse cost the row its `other` already.
+        let inner = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(text).ok()?
+        };
+        obj.insert("other".into(), inner);
+        serde_json::to_vec(&Value::Object(obj)).ok()
+    };
+    match mixed.then(embedded).flatten() {
+        Some(rewritten) => Cow::Owned(rewritten),
+        None => Cow::Borrowed(row),
     }
-    let Ok(Value::Object(mut obj)) = serde_json::from_slice::<Value>(row) else {
-        return None;
-    };
-    let Some(Value::String(text)) = obj.get("other") else {
-        return None;
-    };
-    // The row check has parsed this string as an object (or found it blank); a string it
-    // could not parse cost the row its `other` already.
-    let inner = if text.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(text).ok()?
-    };
-    obj.insert("other".into(), inner);
-    serde_json::to_vec(&Value::Object(obj)).ok()
 }
 
 /// The line each row begins on, for a file whose blank lines (not rows) make them differ.
@@ -384,15 +383,19 @@ mod tests {
     #[test]
     fn a_mixed_other_is_embedded_as_the_object_it_holds() {
         let row = br#"{"request_id":"a","other":"{\"timing\":{\"first_response_ms\":5}}"}"#;
-        let out = embed_other(row, true).unwrap();
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            String::from_utf8_lossy(&embed_other(row, true)),
             r#"{"request_id":"a","other":{"timing":{"first_response_ms":5}}}"#
         );
-        let blank = embed_other(br#"{"other":" "}"#, true).unwrap();
-        assert_eq!(blank, br#"{"other":null}"#);
-        assert!(embed_other(br#"{"other":{}}"#, true).is_none());
-        assert!(embed_other(row, false).is_none());
+        assert_eq!(
+            &*embed_other(br#"{"other":" "}"#, true),
+            br#"{"other":null}"#
+        );
+        assert!(matches!(
+            embed_other(br#"{"other":{}}"#, true),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(embed_other(row, false), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl Types {
     }
 
     /// The types a top-level key was seen holding (0: never seen).
-    pub(super) fn top(&self, key: &str) -> u8 {
+    fn top(&self, key: &str) -> u8 {
         self.top.get(key).copied().unwrap_or(0)
     }
 
@@ -94,11 +94,6 @@ impl Types {
     pub fn other_is_mixed(&self) -> bool {
         let bits = self.top("other");
         bits & OBJECT != 0 && bits & TEXT != 0 && !self.other_timing.is_empty()
-    }
-
-    /// The top-level keys seen, in order.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.top.keys().map(String::as_str)
     }
 
     /// The schema polars reads with: one column per key seen, typed by what it held

@@ -28,6 +28,12 @@ impl Fault {
     pub(super) fn field(&self) -> String {
         self.path.join(".")
     }
+
+    /// As a serde error (JSON arrays stop at the first fault, where serde_json gives the
+    /// line and column).
+    fn to_serde<E: de::Error>(&self) -> E {
+        E::custom(format!("field `{}`: {}", self.field(), self.message))
+    }
 }
 
 /// serde_json's message without its own " at line 1 column N" (the line is the file's).
@@ -161,16 +167,17 @@ pub(super) fn field_roles() -> &'static Roles {
 
 /// The role of `key` in the object reached by the keys `parents` (`[]` for the row).
 pub(super) fn role(parents: &[String], key: &str) -> Role {
-    let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
-    match (parents.as_slice(), key) {
-        ([], "other") => Role::Nested {
+    let first = parents.first().map(String::as_str);
+    let second = parents.get(1).map(String::as_str);
+    match (parents.len(), first, second, key) {
+        (0, _, _, "other") => Role::Nested {
             string_allowed: true,
         },
-        ([], "timing") | (["other"], "timing") => Role::Nested {
+        (0, _, _, "timing") | (1, Some("other"), _, "timing") => Role::Nested {
             string_allowed: false,
         },
         // Called for every key of every row: no allocation unless the key has capitals.
-        ([], _) => {
+        (0, _, _, _) => {
             let found = if key.bytes().any(|b| b.is_ascii_uppercase()) {
                 field_roles().get(&key.to_ascii_lowercase())
             } else {
@@ -178,7 +185,7 @@ pub(super) fn role(parents: &[String], key: &str) -> Role {
             };
             found.map_or(Role::Other, |kind| Role::Field(*kind))
         }
-        (["timing"], _) | (["other", "timing"], _) => roles()
+        (1, Some("timing"), _, _) | (2, Some("other"), Some("timing"), _) => roles()
             .1
             .get(key)
             .map_or(Role::Other, |kind| Role::Field(*kind)),
@@ -330,11 +337,7 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
             }
             self.faults.extend(found);
             if let (true, Some(f)) = (self.fail_fast, self.faults.first()) {
-                return Err(de::Error::custom(format!(
-                    "field `{}`: {}",
-                    f.field(),
-                    f.message
-                )));
+                return Err(f.to_serde());
             }
             keys.push(key);
         }
@@ -351,11 +354,7 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
             let message = format!("the key `{key}` appears twice: which value holds is unknown");
             let fault = self.fault(key, message, BadKind::Unreadable, "");
             if self.fail_fast {
-                return Err(de::Error::custom(format!(
-                    "field `{}`: {}",
-                    fault.field(),
-                    fault.message
-                )));
+                return Err(fault.to_serde());
             }
             self.faults.push(fault);
         }

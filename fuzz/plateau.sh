@@ -11,7 +11,8 @@
 # The target has reached its plateau when two windows in a row each add fewer than
 # FLAT_EDGES edges; the fuzzer is then stopped with SIGINT (it keeps its corpus) and the
 # script exits 0. Exit 1 if libFuzzer stops with a finding (crash, timeout, OOM: the input is
-# in fuzz/artifacts/TARGET/), 3 if MAX_SECONDS ends first.
+# in fuzz/artifacts/TARGET/), 3 if MAX_SECONDS ends first, 4 if libFuzzer was interrupted from
+# outside (SIGINT or SIGTERM to the fuzzer itself: its exit code 72, not a finding).
 # Each window line is followed by where the new edges are: libFuzzer runs with
 # -print_pcs=1, which prints every newly covered edge, and the script counts them by crate
 # (`tracediag` is src/, `harness` is fuzz/fuzz_targets/ and fuzz/oracle/; see by_crate below):
@@ -81,6 +82,9 @@ by_crate() {
 finish() { # libFuzzer has exited by itself: at MAX_SECONDS (rc 0) or on a finding
   local rc=0; wait "$pid" || rc=$?
   trap - EXIT
+  if [ "$rc" -eq 72 ]; then # libFuzzer's code for "run interrupted", no input to keep
+    echo "libFuzzer was interrupted (exit 72): no finding, no plateau" | tee -a "$log"; exit 4
+  fi
   if [ "$rc" -ne 0 ]; then
     tail -40 "$out"; echo "libFuzzer stopped with a finding (exit $rc), see above" | tee -a "$log"; exit 1
   fi

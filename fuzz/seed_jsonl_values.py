@@ -152,6 +152,44 @@ def azure_values():
     yield head + json.dumps(row) + "\n"
 
 
+def tails():
+    """Where the seventh and eighth sessions' runs still found edges one at a time: the
+    spellings of the Azure log's `category` and `streamType` (compared without case, and
+    without `-`, `_` and spaces), blank lines at many places before a bad row (the line
+    map's binary search), and containers mixing small and big numbers in each order."""
+    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
+        first, second = [json.loads(line) for line in f.read().splitlines()[:2]]
+    categories = ["RequestResponse", "requestresponse", "REQUESTRESPONSE", "RequestRespons",
+                  "RequestResponsee", "Request", "", "Audit", "R\u00e9questResponse"]
+    for c in categories:
+        row = dict(first, category=c)
+        yield json.dumps(row) + "\n" + json.dumps(second) + "\n"
+        yield json.dumps(first) + "\n" + json.dumps(dict(second, category=c)) + "\n"
+    streams = ["Streaming", "Non-Streaming", "non_streaming", "NON STREAMING", "nonstreaming",
+               " streaming ", "Streaming-", "stream", "-", "", "Str\u00e9aming", "Non--Streaming",
+               "non streaming x", "STREAMING_", "N", "\u30b9\u30c8\u30ea\u30fc\u30e0"]
+    for v in streams:
+        row = json.loads(json.dumps(second))
+        row["properties"]["streamType"] = v
+        yield json.dumps(first) + "\n" + json.dumps(row) + "\n"
+    good = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
+    bad = '{"request_id": "b", "total_handler_ms": "abc"}'
+    for jumps in (1, 2, 3, 5, 8, 13, 21, 34):
+        for every in (1, 2, 3):
+            lines = []
+            for i in range(jumps * every):
+                lines.append(good)
+                if i % every == 0:
+                    lines.append("")
+            yield "\n".join(lines + [bad, good, bad]) + "\n"
+    small, big, maybe = "1", "18446744073709551616", "1e19"
+    for a, b in [(small, big), (big, small), (small, maybe), (maybe, small), (maybe, big),
+                 (big, maybe), (f"[{small}]", big), (f"[{maybe}]", small), (f"[{big}]", maybe)]:
+        for row in BIG_ROWS:
+            yield f"{good}\n" + row.format(v=f"[{a}, {b}]") + "\n"
+            yield f"{good}\n" + row.format(v=f'{{"a": {a}, "b": {b}}}') + "\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
@@ -165,6 +203,7 @@ def main():
     files += nested_values()
     files += first_lines(good)
     files += azure_values()
+    files += tails()
     files += [text for key in ("first_response_ms", "total_handler_ms") for text in every_place(key)]
     write_all(files)
 

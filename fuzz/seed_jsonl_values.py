@@ -13,9 +13,10 @@ keeps its gateway fields complete). Then rows that disagree: one key of each kin
 place, holding one JSON type in the first row and another in the second (polars reads one
 type per column, from the schema the row check finds), and `other` an object in one row and
 a JSON string in the next; and `other` and `timing` themselves holding every JSON value,
-alone and in two rows that disagree; and the first lines that format sniffing reads, and an Azure RequestResponse log with each of
-its fields holding each value. Written
-by fuzz/seeds.py (content-hash names).
+alone and in two rows that disagree; the first lines that format sniffing reads; an Azure
+RequestResponse log with each of its fields holding each value; and the small variations
+where long runs kept finding single edges (`tails`). Written by fuzz/seeds.py (content-hash
+names).
 """
 
 import json
@@ -131,12 +132,17 @@ def first_lines(good):
         yield "\n" + text + "{broken\n"
 
 
+def azure_records():
+    """The first two records of the Azure RequestResponse sample, as dictionaries."""
+    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
+        return [json.loads(line) for line in f.read().splitlines()[:2]]
+
+
 def azure_values():
     """The Azure RequestResponse reader (a `.jsonl` whose first line is one): each field of
     a record, and of its `properties`, holding each JSON value or left out, in the second
     line of the log; `properties` as a JSON string, as some exports write it."""
-    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
-        first, second = [json.loads(line) for line in f.read().splitlines()[:2]]
+    first, second = azure_records()
     head = json.dumps(first) + "\n"
     for key in list(second) + [f"properties.{k}" for k in second["properties"]]:
         for value in VALUES + [None]:
@@ -157,8 +163,7 @@ def tails():
     spellings of the Azure log's `category` and `streamType` (compared without case, and
     without `-`, `_` and spaces), blank lines at many places before a bad row (the line
     map's binary search), and containers mixing small and big numbers in each order."""
-    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
-        first, second = [json.loads(line) for line in f.read().splitlines()[:2]]
+    first, second = azure_records()
     categories = ["RequestResponse", "requestresponse", "REQUESTRESPONSE", "RequestRespons",
                   "RequestResponsee", "Request", "", "Audit", "R\u00e9questResponse"]
     for c in categories:

@@ -117,11 +117,16 @@ def every_place(key):
             yield f"{{{a}, {b}}}\n"
 
 
+def azure_lines():
+    """The lines of the Azure RequestResponse sample log."""
+    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
+        return f.read().splitlines()
+
+
 def first_lines(good):
     """What the format sniffing reads: a byte-order mark, blank lines before the first row,
     and an Azure RequestResponse log (known by its first line, then read whole)."""
-    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
-        azure = f.read().splitlines()
+    azure = azure_lines()
     yield f"\ufeff{good}\n"
     yield f"\n \n{good}\n"
     yield f"\ufeff\n{good}\n"
@@ -134,8 +139,7 @@ def first_lines(good):
 
 def azure_records():
     """The first two records of the Azure RequestResponse sample, as dictionaries."""
-    with open(os.path.join(HERE, "..", "fixtures", "azure", "requests", "mixed.jsonl")) as f:
-        return [json.loads(line) for line in f.read().splitlines()[:2]]
+    return [json.loads(line) for line in azure_lines()[:2]]
 
 
 def azure_values():

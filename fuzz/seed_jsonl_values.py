@@ -15,8 +15,8 @@ type per column, from the schema the row check finds), and `other` an object in 
 a JSON string in the next; and `other` and `timing` themselves holding every JSON value,
 alone and in two rows that disagree; the first lines that format sniffing reads; an Azure
 RequestResponse log with each of its fields holding each value; and the small variations
-where long runs kept finding single edges (`tails`). Written by fuzz/seeds.py (content-hash
-names).
+where long runs kept finding single edges (`tails`, `line_ends`). Written by fuzz/seeds.py
+(content-hash names).
 """
 
 import json
@@ -199,6 +199,54 @@ def tails():
             yield f"{good}\n" + row.format(v=f'{{"a": {a}, "b": {b}}}') + "\n"
 
 
+# Characters of every UTF-8 width and whitespace class: ASCII whitespace (`\x0b` and `\x0c`
+# are not JSON whitespace), a letter, the two-byte whitespace U+0085 and U+00A0 next to a
+# two-byte letter, and the three-byte whitespace of each block Rust's `char::is_whitespace`
+# tells apart (U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) next to a
+# non-whitespace character of the same block, a CJK letter, the byte-order mark, an emoji;
+# and pairs, so that `trim` loops.
+EDGE_CHARS = [" ", "\t", "\x0b", "\x0c", "\r", "x", "\u0085", "\u00a0", "\u00e9", "\u0100",
+              "\u1680", "\u1681", "\u2000", "\u200a", "\u200b", "\u2028", "\u2029", "\u202f",
+              "\u205f", "\u2060", "\u3000", "\u3001", "\u4e00", "\ufeff", "\U0001f600",
+              " \u3000", "\u2028\u00a0", "\u3000\u3000", "\ufeff\ufeff",
+              "\ufeff\u3000"]
+
+
+def line_ends():
+    """Where the seventh to ninth sessions' runs found edges one at a time: each character
+    of EDGE_CHARS around the lines and strings the readers trim. `str::trim` is inlined into
+    each caller and branches on the width of the character it decodes from either end and
+    on its whitespace class, so each place needs each kind: the first line of an Azure
+    RequestResponse log (format sniffing, then the reader's first line), a later line,
+    `properties` as a JSON string, `durationMs` and `promptTokens` as strings, `streamType`
+    (compared without `-`, `_` and spaces), a blank-looking line and a line that is a JSON
+    string in a gateway log, and `other` as a JSON string, alone and next to a row whose
+    `other` is an object."""
+    first, second = azure_records()
+    head, tail = json.dumps(first), json.dumps(second)
+    good = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
+    for c in EDGE_CHARS:
+        yield f"{c}{head}\n{tail}\n"
+        yield f"{head}{c}\n{tail}\n"
+        yield f"{c}\n{head}\n{tail}\n"
+        yield f"{head}\n{c}{tail}{c}\n"
+        yield f"{head}\n{c}\n{tail}\n"
+        for key, value in [("properties", json.dumps(second["properties"])), ("durationMs", "12"),
+                           ("properties.promptTokens", "7"), ("properties.streamType", "Stream")]:
+            row = json.loads(tail)
+            target, name = (row["properties"], key[11:]) if "." in key else (row, key)
+            for v in (c, f"{c}{value}", f"{value}{c}", f"{value[:3]}{c}{value[3:]}"):
+                target[name] = v
+                yield f"{head}\n{json.dumps(row)}\n"
+        yield f"{good}\n{c}\n{good}\n"
+        yield f"{good}\n{json.dumps(c)}\n{good}\n"
+        yield f"{c}{good}{c}\n{good}\n"
+        for other in (c, f'{c}{{}}{c}', f'{c}{{"timing": {{"total_handler_ms": 1}}}}'):
+            row = json.dumps({"request_id": "s", "other": other})
+            yield f"{good}\n{row}\n"
+            yield '{"request_id": "o", "other": {"x": 1}}\n' + row + "\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
@@ -213,6 +261,7 @@ def main():
     files += first_lines(good)
     files += azure_values()
     files += tails()
+    files += line_ends()
     files += [text for key in ("first_response_ms", "total_handler_ms") for text in every_place(key)]
     write_all(files)
 

@@ -316,13 +316,16 @@ fn real_new_api_rows_without_timing_are_insufficient_and_said_so() {
 fn content_never_reaches_any_command() {
     let dir = tempfile::tempdir().unwrap();
     // Bad rows full of content: a broken line, a duplicated key, a wrong-typed value, an
-    // `other` that is not JSON, and an authorization header.
+    // `other` that is not JSON, a line that is a string, an `other` that is a JSON string of
+    // a string, and an authorization header.
     let good = r#"{"request_id":"ok-1","upstream_headers_ms":120,"total_handler_ms":900,"prompt":"CANARY-PROMPT","authorization":"Bearer CANARY-KEY"}"#;
     let bad = [
         r#"{"request_id":"b-1","prompt":"CANARY-PROMPT","response":"CANARY-RESPONSE"#,
         r#"{"request_id":"b-2","prompt":"CANARY-PROMPT","prompt":"CANARY-PROMPT","messages":[{"content":"CANARY-MESSAGES"}]}"#,
         r#"{"request_id":"b-3","upstream_headers_ms":["CANARY-RESPONSE"],"api_key":"CANARY-KEY"}"#,
         r#"{"request_id":"b-4","other":"{CANARY-MESSAGES","api_key":"CANARY-KEY"}"#,
+        r#""a line that is only a string: CANARY-PROMPT""#,
+        r#"{"request_id":"b-5","other":"\"CANARY-RESPONSE\""}"#,
     ];
     let log = dir.path().join("bad.jsonl");
     std::fs::write(&log, format!("{good}\n{}\n{good}\n", bad.join("\n"))).unwrap();
@@ -330,6 +333,10 @@ fn content_never_reaches_any_command() {
     let array = dir.path().join("rows.json");
     std::fs::write(&array, format!("[{good},{good}]")).unwrap();
     let array = array.to_str().unwrap();
+    // A JSON array is read whole: an element that is a string is an error (exit 2).
+    let bad_array = dir.path().join("bad_rows.json");
+    std::fs::write(&bad_array, format!("[{good},\"CANARY-MESSAGES\"]")).unwrap();
+    let bad_array = bad_array.to_str().unwrap();
 
     let generated = "fixtures/generated/gateway.jsonl";
     let mut runs: Vec<Vec<&str>> = vec![];
@@ -397,6 +404,7 @@ fn content_never_reaches_any_command() {
             ]);
         }
         runs.push(vec!["analyze", array, "--format", format]);
+        runs.push(vec!["analyze", bad_array, "--format", format]);
     }
     for args in &runs {
         let o = cli(args);

@@ -134,7 +134,7 @@ pub fn parse(text: &str, path: &Path) -> Result<RequestLog> {
         let Value::Object(record) = value else {
             return Err(at(format!(
                 "expected a JSON object, found {}; {EXPECTED}",
-                describe(&value)
+                kind(&value)
             )));
         };
         let category = match record.get("category") {
@@ -204,7 +204,7 @@ impl Row {
                 Ok(other) => {
                     return Err(format!(
                         "field `properties`: a JSON string holding {}, expected an object",
-                        describe(&other)
+                        kind(&other)
                     ))
                 }
                 Err(e) => {
@@ -346,6 +346,16 @@ fn syntax(e: &serde_json::Error) -> String {
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let reason = full.strip_suffix(&suffix).unwrap_or(&full);
     format!("{reason} at column {}", e.column())
+}
+
+/// What a whole line or the `properties` container holds, by its type: either may hold
+/// anything, prompt text included, so a string there is never quoted (`describe` quotes the
+/// head of a field's value, which is metadata: an id, a time, a spelling).
+fn kind(v: &Value) -> String {
+    match v {
+        Value::String(_) => "a string".to_string(),
+        other => describe(other),
+    }
 }
 
 /// A short description of a JSON value for "found …" in messages. Strings are not quoted

@@ -98,7 +98,9 @@ struct ElementCheck<'f> {
 impl<'de> DeserializeSeed<'de> for ElementCheck<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
-        d.deserialize_map(ObjectCheck {
+        // `deserialize_any`, not `deserialize_map`: serde_json answers a string given to
+        // `deserialize_map` itself, quoting it; `ObjectCheck` names only its type.
+        d.deserialize_any(ObjectCheck {
             path: vec![],
             raw: self.raw,
             fail_fast: true,

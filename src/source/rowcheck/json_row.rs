@@ -232,6 +232,12 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
         f.write_str("a JSON object")
     }
 
+    // serde's own message quotes the string (`invalid type: string "…"`); a line, an array
+    // element or an `other` that is a string may be prompt text, which no output may hold.
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        Err(E::invalid_type(de::Unexpected::Other("a string"), &self))
+    }
+
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> std::result::Result<(), A::Error> {
         let raw = self.raw;
         let place = Place::of(&self.path);

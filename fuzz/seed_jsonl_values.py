@@ -15,8 +15,8 @@ type per column, from the schema the row check finds), and `other` an object in 
 a JSON string in the next; and `other` and `timing` themselves holding every JSON value,
 alone and in two rows that disagree; the first lines that format sniffing reads; an Azure
 RequestResponse log with each of its fields holding each value; and the small variations
-where long runs kept finding single edges (`tails`, `line_ends`). Written by fuzz/seeds.py
-(content-hash names).
+where long runs kept finding single edges (`tails`, `line_ends`, `container_pairs`,
+`not_utf8`, `unrolled_loops`). Written by fuzz/seeds.py (content-hash names).
 """
 
 import json
@@ -247,6 +247,62 @@ def line_ends():
             yield '{"request_id": "o", "other": {"x": 1}}\n' + row + "\n"
 
 
+# One value of each shape the row check tells apart inside a container.
+SHAPES = ["null", '"s"', "1", "1.5", "true", "1e19", "18446744073709551616", "{}", "[]",
+          "[18446744073709551616]", "[1e19]", '{"a": 18446744073709551616}', '{"a": 1e19}']
+
+
+def container_pairs():
+    """A container's shape after each element depends on what it held before (nothing, a
+    big integer, a maybe-big float) and on the element's shape: every such pair, in an
+    array and in an object, under a timing field and under an unknown key."""
+    good = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
+    for a in ["1", "18446744073709551616", "1e19", "[18446744073709551616]", "[1e19]"]:
+        for b in SHAPES:
+            for row in ['{{"extra": {v}}}', '{{"total_handler_ms": {v}}}']:
+                yield f"{good}\n" + row.format(v=f"[{a}, {b}]") + "\n"
+                yield f"{good}\n" + row.format(v=f'{{"a": {a}, "b": {b}}}') + "\n"
+
+
+# Byte sequences that are not UTF-8: a stray continuation byte, 0xFF, a sequence of each
+# length cut short, a surrogate, an overlong form, a code point beyond U+10FFFF.
+NOT_UTF8 = [b"\xff", b"\x80", b"\xc3", b"\xe3\x80", b"\xf0\x9f\x98", b"\xed\xa0\x80",
+            b"\xc0\xaf", b"\xf4\x90\x80\x80", b"\xe3\x80x"]
+
+
+def not_utf8():
+    """A row that is not UTF-8 is a bad row whose column counts the characters before the
+    first bad byte: each sequence of NOT_UTF8 after characters of each UTF-8 width, in a
+    value, in a key, at the start of the line and after the object, in the first line (what
+    format sniffing reads) and in the second."""
+    good = b'{"request_id": "r", "total_handler_ms": 1500}'
+    for before in ["", "x", "\u00e9", "\u3000", "\U0001f600", "\u00e9\u3000\U0001f600"]:
+        for bad in NOT_UTF8:
+            b = before.encode() + bad
+            for row in [b'{"request_id": "' + b + b'"}', b'{"' + b + b'": 1}', b + good,
+                        good + b]:
+                yield good + b"\n" + row + b"\n"
+                yield row + b"\n" + good + b"\n"
+
+
+def unrolled_loops():
+    """Byte loops the compiler unrolls branch on where they stop: the case-blind compare of
+    `category` (in format sniffing and in the reader) with the first difference at each
+    position, and the blank-line test on runs of whitespace of each length, ending in a
+    non-blank byte or not."""
+    first, second = azure_records()
+    category = first["category"]
+    for i in range(len(category) + 1):
+        for c in [category[:i] + "#" + category[i + 1:], category[:i].upper() + category[i:],
+                  category[:i] + "#"]:
+            yield json.dumps(dict(first, category=c)) + "\n" + json.dumps(second) + "\n"
+            yield json.dumps(first) + "\n" + json.dumps(dict(second, category=c)) + "\n"
+    good = '{"request_id": "r", "total_handler_ms": 1500}'
+    for n in range(1, 20):
+        for line in [" " * n, " \t\r"[n % 3] * n, " " * n + "x", " " * n + "\x0c", " " * n + good]:
+            yield f"{good}\n{line}\n{good}\n"
+
+
 def main():
     good = '{"request_id": "r1", "status": 200, "total_handler_ms": 1500, "first_response_ms": 400}'
     files = [f"{good}\n{row}\n" for key in fields() for value in VALUES
@@ -262,6 +318,9 @@ def main():
     files += azure_values()
     files += tails()
     files += line_ends()
+    files += container_pairs()
+    files += not_utf8()
+    files += unrolled_loops()
     files += [text for key in ("first_response_ms", "total_handler_ms") for text in every_place(key)]
     write_all(files)
 

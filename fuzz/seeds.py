@@ -9,12 +9,13 @@ import sys
 
 
 def write_all(texts):
-    """Write each text to the directory given as the script's argument; report how many."""
+    """Write each text (or bytes, for input that is not UTF-8) to the directory given as the
+    script's argument; report how many."""
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     written = 0
     for text in texts:
-        data = text.encode()
+        data = text if isinstance(text, bytes) else text.encode()
         path = os.path.join(out, hashlib.sha1(data).hexdigest())
         if not os.path.exists(path):
             with open(path, "wb") as f:

@@ -16,7 +16,8 @@ a JSON string in the next; and `other` and `timing` themselves holding every JSO
 alone and in two rows that disagree; the first lines that format sniffing reads; an Azure
 RequestResponse log with each of its fields holding each value; and the small variations
 where long runs kept finding single edges (`tails`, `line_ends`, `container_pairs`,
-`not_utf8`, `unrolled_loops`). Written by fuzz/seeds.py (content-hash names).
+`not_utf8`, `unrolled_loops`, `azure_lengths`). Written by fuzz/seeds.py (content-hash
+names).
 """
 
 import json
@@ -301,6 +302,38 @@ def unrolled_loops():
     for n in range(1, 20):
         for line in [" " * n, " \t\r"[n % 3] * n, " " * n + "x", " " * n + "\x0c", " " * n + good]:
             yield f"{good}\n{line}\n{good}\n"
+    # Per length, one file with the first non-blank byte at each position in turn.
+    for n in range(1, 49):
+        blank = "".join(" \t\r"[(i + n) % 3] for i in range(n))
+        lines = [blank[:k] + "x" + blank[k + 1:] for k in range(n)] + [blank]
+        yield "\n".join([good] + lines + [good]) + "\n"
+
+
+def azure_lengths():
+    """The Azure RequestResponse reader's loops over lengths: `streamType` spellings of
+    every length up to 40 with a character of each UTF-8 width at either end, and longer
+    ones of each mix (the filter decodes characters; the lower-casing runs over the bytes),
+    and logs of 1 to 17 `RequestResponse` records, every second one without its optional
+    fields (each column is collected from the records)."""
+    first, second = azure_records()
+    head = json.dumps(first)
+
+    def with_stream_type(v):
+        row = json.loads(json.dumps(second))
+        row["properties"]["streamType"] = v
+        return f"{head}\n{json.dumps(row)}\n"
+    for n in range(1, 41):
+        for c in ["s", "-", "\u00e9", "\u3000", "\U0001f600"]:
+            for v in [c + "x" * (n - 1), "x" * (n - 1) + c, ("Non-Streaming" * 4)[:n]]:
+                yield with_stream_type(v)
+    # Longer, past the lower-casing's vector widths, each dropped character among others.
+    for n in [47, 48, 49, 63, 64, 65, 95, 96, 97, 127, 128, 129, 255, 256, 257, 1000]:
+        for cycle in ["x", "-", "_", " ", "\u00e9", "x-", "x_ ", "X-_ \u00e9\u3000\U0001f600"]:
+            yield with_stream_type((cycle * n)[:n])
+    bare = {k: v for k, v in second.items() if k in ("category", "operationName", "time")}
+    for n in range(1, 18):
+        rows = [second if i % 2 == 0 else bare for i in range(n)]
+        yield head + "\n" + "".join(json.dumps(r) + "\n" for r in rows)
 
 
 def main():
@@ -321,6 +354,7 @@ def main():
     files += container_pairs()
     files += not_utf8()
     files += unrolled_loops()
+    files += azure_lengths()
     files += [text for key in ("first_response_ms", "total_handler_ms") for text in every_place(key)]
     write_all(files)
 

@@ -143,6 +143,22 @@ def azure_records():
     return [json.loads(line) for line in azure_lines()[:2]]
 
 
+# For `with_field`: leave the field out (None sets it to JSON null).
+ABSENT = object()
+
+
+def with_field(record, key, value):
+    """A copy of an Azure record with `key` (`properties.NAME` for a field of its
+    `properties`) set to `value`, or left out when `value` is ABSENT."""
+    row = json.loads(json.dumps(record))
+    target, name = (row["properties"], key[11:]) if key.startswith("properties.") else (row, key)
+    if value is ABSENT:
+        target.pop(name)
+    else:
+        target[name] = value
+    return row
+
+
 def azure_values():
     """The Azure RequestResponse reader (a `.jsonl` whose first line is one): each field of
     a record, and of its `properties`, holding each JSON value or left out, in the second
@@ -151,15 +167,9 @@ def azure_values():
     head = json.dumps(first) + "\n"
     for key in list(second) + [f"properties.{k}" for k in second["properties"]]:
         for value in VALUES + [None]:
-            row = json.loads(json.dumps(second))
-            target, name = (row["properties"], key[11:]) if "." in key else (row, key)
-            if value is None:
-                target.pop(name)
-            else:
-                target[name] = json.loads(value)
+            row = with_field(second, key, ABSENT if value is None else json.loads(value))
             yield head + json.dumps(row) + "\n"
-    row = json.loads(json.dumps(second))
-    row["properties"] = json.dumps(row["properties"])
+    row = with_field(second, "properties", json.dumps(second["properties"]))
     yield head + json.dumps(row) + "\n"
 
 
@@ -179,8 +189,7 @@ def tails():
                " streaming ", "Streaming-", "stream", "-", "", "Str\u00e9aming", "Non--Streaming",
                "non streaming x", "STREAMING_", "N", "\u30b9\u30c8\u30ea\u30fc\u30e0"]
     for v in streams:
-        row = json.loads(json.dumps(second))
-        row["properties"]["streamType"] = v
+        row = with_field(second, "properties.streamType", v)
         yield json.dumps(first) + "\n" + json.dumps(row) + "\n"
     good = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
     bad = '{"request_id": "b", "total_handler_ms": "abc"}'
@@ -234,11 +243,8 @@ def line_ends():
         yield f"{head}\n{c}\n{tail}\n"
         for key, value in [("properties", json.dumps(second["properties"])), ("durationMs", "12"),
                            ("properties.promptTokens", "7"), ("properties.streamType", "Stream")]:
-            row = json.loads(tail)
-            target, name = (row["properties"], key[11:]) if "." in key else (row, key)
             for v in (c, f"{c}{value}", f"{value}{c}", f"{value[:3]}{c}{value[3:]}"):
-                target[name] = v
-                yield f"{head}\n{json.dumps(row)}\n"
+                yield f"{head}\n{json.dumps(with_field(second, key, v))}\n"
         yield f"{good}\n{c}\n{good}\n"
         yield f"{good}\n{json.dumps(c)}\n{good}\n"
         yield f"{c}{good}{c}\n{good}\n"
@@ -300,7 +306,8 @@ def unrolled_loops():
             yield json.dumps(first) + "\n" + json.dumps(dict(second, category=c)) + "\n"
     good = '{"request_id": "r", "total_handler_ms": 1500}'
     for n in range(1, 20):
-        for line in [" " * n, " \t\r"[n % 3] * n, " " * n + "x", " " * n + "\x0c", " " * n + good]:
+        for line in [" " * n, " \t\r"[n % 3] * n, " " * n + "x", " " * n + "\x0c",
+                     " " * n + good]:
             yield f"{good}\n{line}\n{good}\n"
     # Per length, one file with the first non-blank byte at each position in turn.
     for n in range(1, 49):
@@ -319,9 +326,7 @@ def azure_lengths():
     head = json.dumps(first)
 
     def with_stream_type(v):
-        row = json.loads(json.dumps(second))
-        row["properties"]["streamType"] = v
-        return f"{head}\n{json.dumps(row)}\n"
+        return f"{head}\n{json.dumps(with_field(second, 'properties.streamType', v))}\n"
     for n in range(1, 41):
         for c in ["s", "-", "\u00e9", "\u3000", "\U0001f600"]:
             for v in [c + "x" * (n - 1), "x" * (n - 1) + c, ("Non-Streaming" * 4)[:n]]:

@@ -45,6 +45,9 @@ BIG_IN_STRING = ['{{"extra": {v}}}', '{{"timing": {{"total_handler_ms": {v}}}}}'
 # not), and a CRLF file with an empty line.
 BLANK = [" ", "\t", "\x0b", "\x0c", "\r", " \r"]
 
+# A good row to put next to the row under test (`tails` and the generators after it).
+GOOD_ROW = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
+
 # One key per kind (time point, label, flag, count, code, timestamp, content, unknown) and
 # one value per JSON type, for rows that disagree with each other.
 KIND_KEYS = ["first_response_ms", "request_id", "is_stream", "output_tokens", "status",
@@ -191,7 +194,7 @@ def tails():
     for v in streams:
         row = with_field(second, "properties.streamType", v)
         yield json.dumps(first) + "\n" + json.dumps(row) + "\n"
-    good = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
+    good = GOOD_ROW
     bad = '{"request_id": "b", "total_handler_ms": "abc"}'
     for jumps in (1, 2, 3, 5, 8, 13, 21, 34):
         for every in (1, 2, 3):
@@ -234,7 +237,7 @@ def line_ends():
     `other` is an object."""
     first, second = azure_records()
     head, tail = json.dumps(first), json.dumps(second)
-    good = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
+    good = GOOD_ROW
     for c in EDGE_CHARS:
         yield f"{c}{head}\n{tail}\n"
         yield f"{head}{c}\n{tail}\n"
@@ -263,7 +266,7 @@ def container_pairs():
     """A container's shape after each element depends on what it held before (nothing, a
     big integer, a maybe-big float) and on the element's shape: every such pair, in an
     array and in an object, under a timing field and under an unknown key."""
-    good = '{"request_id": "r", "total_handler_ms": 1500, "first_response_ms": 400}'
+    good = GOOD_ROW
     for a in ["1", "18446744073709551616", "1e19", "[18446744073709551616]", "[1e19]"]:
         for b in SHAPES:
             for row in ['{{"extra": {v}}}', '{{"total_handler_ms": {v}}}']:

@@ -1,5 +1,8 @@
-//! The main job: inputs → canonical frame → derived metrics and classes (rule table) →
-//! data-quality flags → one collected frame, and the summary built from it.
+//! The main job: the summary of a gateway log, asked of the lazy plan (`plan`) as
+//! aggregates. One streaming pass tallies rows, failures, flags and estimates per (group,
+//! class, outcome, streaming, file); two more give the exact percentiles of every named
+//! metric at every level (`stats::exact`); the data-quality examples are a top-k per
+//! check. Memory is bounded by what the summary shows, not by the number of requests.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,14 +11,13 @@ use polars::prelude::*;
 
 use crate::catalogue::{self, Kind};
 use crate::error::{Error, Result};
-use crate::ids::{self, IdPolicy, Salt};
+use crate::ids::{self, IdPolicy};
+use crate::plan::{self, Plan};
 use crate::quality;
 use crate::ruleset::compile::{self, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
-use crate::source::{
-    self, BadRowPolicy, Input, InputFormat, Locations, Origin, ROW_COL, SOURCE_COL, UNPARSED_PREFIX,
-};
-use crate::stats::{self, Key};
+use crate::source::{BadRowPolicy, Input, InputFormat, Locations, Origin, SOURCE_COL};
+use crate::stats::{self, exact, Key};
 use crate::summary::*;
 
 /// What to analyse.
@@ -75,6 +77,25 @@ pub fn time_filter(column: &str, since: Option<i64>, until: Option<i64>) -> Opti
 }
 
 pub struct Analysis {
+    /// The lazy per-request plan the summary was asked of.
+    pub plan: Plan,
+    pub summary: Summary,
+}
+
+impl Analysis {
+    /// The whole per-request frame, for the commands that still take one apart in memory
+    /// (`report`, `compare`, `explain`, `throughput`).
+    pub fn collected(self) -> Result<Collected> {
+        Ok(Collected {
+            frame: self.plan.collect()?,
+            locations: self.plan.locations,
+            summary: self.summary,
+        })
+    }
+}
+
+/// An analysis with its per-request frame in memory.
+pub struct Collected {
     /// One row per request: labels, timing fields, metrics, class, classes, dq flags.
     pub frame: DataFrame,
     pub summary: Summary,
@@ -93,7 +114,8 @@ pub fn groupable(name: &str) -> bool {
         })
 }
 
-pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
+/// Check that `rules` is a gateway table and every `--by` column can group.
+pub fn check(rules: &RuleSet, opts: &Options) -> Result<()> {
     if rules.catalogue != catalogue::Catalogue::Gateway {
         return Err(Error::Usage(format!(
             "the rule table `{}` ({}) is written for the {} catalogue; gateway request logs need a gateway table",
@@ -116,129 +138,21 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
             )));
         }
     }
-    let (lf, inputs) = source::load(&opts.inputs, opts.input_format, opts.on_bad_row)?;
-    // Raw client identifiers go no further than the projection.
-    let id_policy = match &opts.ids {
-        Some(p) => p.clone(),
-        None => IdPolicy::Salted(Salt::random()?),
-    };
-    let lf = ids::apply(lf, &id_policy);
-    let lf = compile::apply(rules, lf);
-    // The incident window applies after the data-quality checks, so a duplicate id outside
-    // the window still marks the one inside it.
-    let lf = quality::apply(rules, lf).map(|lf| {
-        match time_filter("timestamp", opts.since, opts.until) {
-            Some(f) => lf.filter(f),
-            None => lf,
-        }
-    });
-    let frame = lf
-        .and_then(|lf| lf.collect())
-        .map_err(|e| read_error(&inputs, &e))?;
-    let locations = Locations::of(&inputs);
-    let (frame, unparsed_skipped, skipped_examples) =
-        unparsed_values(frame, &inputs, &locations, opts.on_bad_row)?;
-    let mut summary =
-        summarize(rules, &inputs, &locations, &frame, opts).map_err(|e| read_error(&inputs, &e))?;
-    summary.client_ids = id_policy.record(ids::found(&inputs));
-    summary.bad_rows = bad_rows(&inputs, opts.on_bad_row, unparsed_skipped, skipped_examples);
-    Ok(Analysis {
-        frame,
-        summary,
-        locations,
-    })
+    Ok(())
 }
 
-/// Rows holding a value that did not read as its field's type, under the policy: with
-/// `Keep` nothing changes (the value is null and `dq_unparsed` counts it); with `Error`
-/// the first one is the error; with `Skip` they leave the frame, and their number and the
-/// first few are returned.
-fn unparsed_values(
-    frame: DataFrame,
-    inputs: &[Input],
-    locations: &Locations,
-    policy: BadRowPolicy,
-) -> Result<(DataFrame, u64, Vec<String>)> {
-    let flag = quality::column(&quality::UNPARSED);
-    let polars_err = |e: PolarsError| read_error(inputs, &e);
-    if policy == BadRowPolicy::Keep {
-        return Ok((frame, 0, vec![]));
-    }
-    let flagged = frame
-        .clone()
-        .lazy()
-        .filter(col(flag.as_str()))
-        .collect()
-        .map_err(polars_err)?;
-    if flagged.height() == 0 {
-        return Ok((frame, 0, vec![]));
-    }
-    let shown = if policy == BadRowPolicy::Error {
-        1
-    } else {
-        BAD_ROW_EXAMPLES
-    };
-    let mut where_ = vec![];
-    for i in 0..flagged.height().min(shown) {
-        let file = flagged
-            .column(SOURCE_COL)
-            .and_then(|c| Ok(c.str()?.get(i).unwrap_or("?").to_string()))
-            .map_err(polars_err)?;
-        let row = flagged
-            .column(ROW_COL)
-            .and_then(|c| Ok(c.i64()?.get(i).unwrap_or(0)))
-            .map_err(polars_err)?;
-        let field = catalogue::FIELDS
-            .iter()
-            .find(|f| {
-                flagged
-                    .column(&format!("{UNPARSED_PREFIX}{}", f.name))
-                    .ok()
-                    .and_then(|c| c.bool().ok()?.get(i))
-                    .unwrap_or(false)
-            })
-            .map(|f| f.name)
-            .unwrap_or("?");
-        where_.push((file, row, field));
-    }
-    if policy == BadRowPolicy::Error {
-        let (file, row, field) = &where_[0];
-        let input = inputs
-            .iter()
-            .find(|i| i.path.display().to_string() == *file);
-        let found = input
-            .and_then(|i| source::raw_value(i, field, *row))
-            .map(|v| format!("found `{v}`"))
-            .unwrap_or_else(|| "found a value that is not one".into());
-        let expected = catalogue::field(field)
-            .map(|f| match f.kind {
-                Kind::Count | Kind::Code => "an integer",
-                Kind::Timestamp => "a date-time (ISO 8601 in UTC, or a Unix time)",
-                Kind::Flag => "true/false",
-                _ => "a finite number",
-            })
-            .unwrap_or("a value of the field's type");
-        let at = locations.describe(file, *row);
-        return Err(Error::input(
-            file.as_str(),
-            format!(
-                "{at}, column `{field}`: expected {expected}, {found} (--on-bad-row skip or keep reads the rest of the file)"
-            ),
-        ));
-    }
-    let kept = frame
-        .lazy()
-        .filter(col(flag.as_str()).not())
-        .collect()
-        .map_err(polars_err)?;
-    let examples = where_
-        .into_iter()
-        .map(|(file, row, field)| {
-            let at = locations.describe(&file, row);
-            format!("{file}: {at}, column `{field}`: not a value of its type")
-        })
-        .collect();
-    Ok((kept, flagged.height() as u64, examples))
+pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
+    check(rules, opts)?;
+    let plan = plan::build(rules, opts)?;
+    let mut summary = summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
+    summary.client_ids = plan.id_policy.record(ids::found(&plan.inputs));
+    summary.bad_rows = bad_rows(
+        &plan.inputs,
+        opts.on_bad_row,
+        plan.unparsed_skipped,
+        plan.skipped_examples.clone(),
+    );
+    Ok(Analysis { plan, summary })
 }
 
 /// What the summary says about bad rows: `None` when there were none.
@@ -308,22 +222,6 @@ fn schema_drift(inputs: &[Input]) -> Vec<String> {
     out
 }
 
-fn read_error(inputs: &[Input], e: &PolarsError) -> Error {
-    let path = if inputs.len() == 1 {
-        inputs[0].path.display().to_string()
-    } else {
-        inputs
-            .iter()
-            .map(|i| i.path.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    Error::input(
-        path,
-        format!("cannot read the request log: {}", source::polars_message(e)),
-    )
-}
-
 const OUTCOME_ORDER: [&str; 4] = ["ok", "error", "cancelled", "timeout"];
 
 fn is_failure() -> Expr {
@@ -332,36 +230,157 @@ fn is_failure() -> Expr {
         .and(col("outcome").neq(lit("ok")))
 }
 
-fn summarize(
-    rules: &RuleSet,
-    inputs: &[Input],
-    locations: &Locations,
-    df: &DataFrame,
-    opts: &Options,
-) -> PolarsResult<Summary> {
-    let by = opts.by.as_slice();
-    let lf = df.clone().lazy();
-    let rows = df.height() as u64;
+/// Per (group, class, outcome, streaming, file): rows, failures, flags, estimates, rows
+/// with any timing, first and last timestamp. Small: its size is the number of such
+/// combinations, not of requests. Every count of the summary rolls up from it.
+struct Tally {
+    df: DataFrame,
+}
 
-    // Time span.
-    let span = lf
-        .clone()
-        .select([
-            col("timestamp").min().alias("min"),
-            col("timestamp").max().alias("max"),
-        ])
-        .collect()?;
-    let fmt_ts = |name: &str| -> PolarsResult<Option<String>> {
-        let c = span.column(name)?.cast(&DataType::Int64)?;
-        Ok(c.i64()?.get(0).and_then(iso_ms))
+const ROWS: &str = "__rows";
+const FAILED: &str = "__failed";
+const TIMED: &str = "__timed";
+const T_MIN: &str = "__t_min";
+const T_MAX: &str = "__t_max";
+
+impl Tally {
+    /// The tally's query, to be collected with the other queries of its pass.
+    fn query(rules: &RuleSet, plan: &Plan, fine: &[String]) -> LazyFrame {
+        // Judge by the values, not the mapping: a JSON-string `other` maps every timing
+        // field but may hold none of them.
+        let any_timing = catalogue::FIELDS
+            .iter()
+            .filter(|f| f.kind.is_timing())
+            .map(|f| col(f.name).is_not_null())
+            .reduce(|a, b| a.or(b))
+            .unwrap_or(lit(false));
+        let sum = |e: Expr, name: &str| {
+            e.fill_null(lit(false))
+                .cast(DataType::UInt64)
+                .sum()
+                .alias(name)
+        };
+        let mut aggs = vec![
+            len().cast(DataType::UInt64).alias(ROWS),
+            sum(is_failure(), FAILED),
+            sum(any_timing, TIMED),
+            col("timestamp").cast(DataType::Int64).min().alias(T_MIN),
+            col("timestamp").cast(DataType::Int64).max().alias(T_MAX),
+        ];
+        for check in quality::ALL {
+            let c = quality::column(&check);
+            aggs.push(sum(col(c.as_str()), &c));
+        }
+        for m in estimated(rules) {
+            aggs.push(sum(col(m.as_str()), &m));
+        }
+        let by: Vec<Expr> = fine
+            .iter()
+            .map(|k| col(k.as_str()).cast(DataType::String))
+            .collect();
+        plan.lf.clone().group_by(by).agg(aggs)
+    }
+
+    /// The sum of `column` per group of `keys`.
+    fn sum(&self, column: &str, keys: &[String]) -> PolarsResult<BTreeMap<Key, u64>> {
+        stats::sums(self.df.clone().lazy(), keys, col(column))
+    }
+
+    fn rows(&self, keys: &[String]) -> PolarsResult<BTreeMap<Key, u64>> {
+        self.sum(ROWS, keys)
+    }
+
+    fn total(&self, column: &str) -> PolarsResult<u64> {
+        Ok(self.sum(column, &[])?.values().sum())
+    }
+
+    fn time(&self, column: &str, max: bool) -> PolarsResult<Option<i64>> {
+        let c = self.df.column(column)?.i64()?;
+        Ok(if max { c.max() } else { c.min() })
+    }
+}
+
+/// The `<metric>_estimated` columns of the metrics that can carry an estimate.
+fn estimated(rules: &RuleSet) -> Vec<String> {
+    let est = compile::estimated_metrics(rules);
+    rules
+        .metrics
+        .iter()
+        .filter(|m| est.get(&m.name).copied().unwrap_or(false))
+        .map(|m| format!("{}{ESTIMATED_SUFFIX}", m.name))
+        .collect()
+}
+
+/// `keys` followed by `more`, each name once.
+fn with_keys(keys: &[String], more: &[&str]) -> Vec<String> {
+    let mut out = keys.to_vec();
+    for m in more {
+        if !out.iter().any(|k| k == m) {
+            out.push(m.to_string());
+        }
+    }
+    out
+}
+
+fn position(keys: &[String], name: &str) -> usize {
+    keys.iter().position(|k| k == name).expect("key listed")
+}
+
+fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summary> {
+    let by = opts.by.as_slice();
+    let inputs = plan.inputs.as_slice();
+    let fine = with_keys(by, &["class", "outcome", "is_stream", SOURCE_COL]);
+
+    // Exact percentiles of end-to-end and every reported metric: overall, per class, per
+    // group; one histogram at (group, class), rolled up.
+    let reported = rules.reported_metrics();
+    let e2e = "total_handler_ms".to_string();
+    let mut values = vec![e2e.clone()];
+    values.extend(
+        reported
+            .iter()
+            .map(|m| m.name.clone())
+            .filter(|n| *n != e2e),
+    );
+    let pct_keys = with_keys(by, &["class"]);
+    let levels = vec![
+        vec![],
+        vec![position(&pct_keys, "class")],
+        by.iter().map(|b| position(&pct_keys, b)).collect(),
+    ];
+
+    // Two streaming passes over the plan. The first: the tally and the histograms.
+    let mut first = vec![Tally::query(rules, plan, &fine)];
+    first.extend(exact::histogram_queries(&plan.lf, &pct_keys, &values));
+    let mut first = stats::collect_all(first)?;
+    let tally = Tally {
+        df: first.remove(0),
     };
-    let time_span = match (fmt_ts("min")?, fmt_ts("max")?) {
-        (Some(start), Some(end)) => Some(TimeSpan { start, end }),
+    let rows = tally.total(ROWS)?;
+    let ranks = exact::Ranks::locate(&first, &pct_keys, &levels, &values)?;
+    // The second: the values at the ranks, and the data-quality examples' first look.
+    let exact_queries = ranks.queries(&plan.lf);
+    let n_exact = exact_queries.len();
+    let mut second = exact_queries;
+    second.extend(quality::example_queries(&plan.lf, &quality::ALL));
+    let mut second = stats::collect_all(second)?;
+    let first_examples = second.split_off(n_exact);
+    let mut pcts = ranks.finish(&second)?;
+    let by_group = pcts.pop().expect("three levels");
+    let by_class = pcts.pop().expect("three levels");
+    let overall = pcts.pop().expect("three levels");
+    let metric_index = |name: &str| values.iter().position(|v| v == name).expect("listed");
+
+    let time_span = match (tally.time(T_MIN, false)?, tally.time(T_MAX, true)?) {
+        (Some(a), Some(b)) => match (iso_ms(a), iso_ms(b)) {
+            (Some(start), Some(end)) => Some(TimeSpan { start, end }),
+            _ => None,
+        },
         _ => None,
     };
 
     // Streaming and outcomes.
-    let stream = stats::counts(lf.clone(), &["is_stream".to_string()])?;
+    let stream = tally.rows(&["is_stream".to_string()])?;
     let get = |k: Option<&str>| {
         stream
             .get(&vec![k.map(str::to_string)])
@@ -373,7 +392,7 @@ fn summarize(
         non_streaming: get(Some("false")),
         unknown: get(None),
     };
-    let oc = stats::counts(lf.clone(), &["outcome".to_string()])?;
+    let oc = tally.rows(&["outcome".to_string()])?;
     let mut outcomes: Vec<Count> = vec![];
     for o in OUTCOME_ORDER {
         if let Some(c) = oc.get(&vec![Some(o.to_string())]) {
@@ -398,13 +417,13 @@ fn summarize(
             count: *c,
         });
     }
-    let failures = stats::trues(lf.clone(), &[], is_failure())?.values().sum();
+    let failures = tally.total(FAILED)?;
 
     // Class table, in table order, then the default class.
     let class_key = vec!["class".to_string()];
-    let class_counts = stats::counts(lf.clone(), &class_key)?;
-    let class_fail = stats::trues(lf.clone(), &class_key, is_failure())?;
-    let class_e2e = stats::percentiles(lf.clone(), &class_key, &["total_handler_ms".to_string()])?;
+    let class_counts = tally.rows(&class_key)?;
+    let class_fail = tally.sum(FAILED, &class_key)?;
+    let e2e_at = metric_index(&e2e);
     let mut classes = vec![];
     let mut push_class =
         |class: &str, order: Option<i64>, look_at: &str, layer: &str, next: &str| {
@@ -420,9 +439,9 @@ fn summarize(
                     round3(count as f64 / rows as f64)
                 },
                 failures: class_fail.get(&key).copied().unwrap_or(0),
-                end_to_end_ms: class_e2e
+                end_to_end_ms: by_class
                     .get(&key)
-                    .map(|p| p[0].clone())
+                    .map(|p| p[e2e_at].clone())
                     .unwrap_or_default(),
                 look_at: look_at.to_string(),
                 layer: layer.to_string(),
@@ -435,43 +454,59 @@ fn summarize(
     push_class(&rules.default_class, None, "", "", "");
 
     // Named metrics.
-    let metrics = metric_rows(rules, lf.clone(), &[])?
+    let metric_rows = |keys: &[String],
+                       pcts: &BTreeMap<Key, Vec<Pct>>|
+     -> PolarsResult<BTreeMap<Key, Vec<MetricRow>>> {
+        let counts = tally.rows(keys)?;
+        let mut est_counts: BTreeMap<String, BTreeMap<Key, u64>> = BTreeMap::new();
+        for m in estimated(rules) {
+            est_counts.insert(m.clone(), tally.sum(&m, keys)?);
+        }
+        let mut out = BTreeMap::new();
+        for (key, p) in pcts {
+            let rows = counts.get(key).copied().unwrap_or(0);
+            let v = reported
+                .iter()
+                .map(|m| {
+                    let pct = p[metric_index(&m.name)].clone();
+                    MetricRow {
+                        name: m.name.clone(),
+                        label: m.label.clone().unwrap_or_default(),
+                        nulls: rows - pct.n,
+                        estimated: est_counts
+                            .get(&format!("{}{ESTIMATED_SUFFIX}", m.name))
+                            .map(|c| c.get(key).copied().unwrap_or(0)),
+                        pct,
+                    }
+                })
+                .collect();
+            out.insert(key.clone(), v);
+        }
+        Ok(out)
+    };
+    let metrics = metric_rows(&[], &overall)?
         .remove(&vec![])
         .unwrap_or_default();
 
     // Data quality.
+    let examples = quality::examples(&plan.lf, &quality::ALL, first_examples)?;
     let mut quality = vec![];
-    for check in quality::ALL {
-        let colname = quality::column(&check);
-        let flagged = lf.clone().filter(col(colname.as_str())).select([
-            col("request_id"),
-            col(SOURCE_COL),
-            col(ROW_COL),
-        ]);
-        let fdf = flagged.collect()?;
-        // Sorted by id, or by file and row number (row 2 before row 10) where the id is
-        // missing.
-        let mut keyed: Vec<(String, i64, String)> = (0..fdf.height())
-            .map(|i| -> PolarsResult<(String, i64, String)> {
-                Ok(match fdf.column("request_id")?.str()?.get(i) {
-                    Some(id) => (id.to_string(), 0, id.to_string()),
-                    None => {
-                        let file = fdf.column(SOURCE_COL)?.str()?.get(i).unwrap_or("?");
-                        let row = fdf.column(ROW_COL)?.i64()?.get(i).unwrap_or(0);
-                        let at = locations.describe(file, row);
-                        (file.to_string(), row, format!("{file}:{at}"))
-                    }
-                })
-            })
-            .collect::<PolarsResult<_>>()?;
-        keyed.sort();
-        keyed.dedup();
-        let examples: Vec<String> = keyed.into_iter().take(3).map(|(_, _, e)| e).collect();
+    for (check, examples) in quality::ALL.iter().zip(examples) {
         quality.push(QualityRow {
             check: check.name.to_string(),
             doc: check.doc.to_string(),
-            count: fdf.height() as u64,
-            examples,
+            count: tally.total(&quality::column(check))?,
+            examples: examples
+                .into_iter()
+                .map(|e| {
+                    if e.has_id {
+                        e.key
+                    } else {
+                        let at = plan.locations.describe(&e.key, e.row);
+                        format!("{}:{at}", e.key)
+                    }
+                })
+                .collect(),
         });
     }
 
@@ -483,15 +518,7 @@ fn summarize(
             quality::TPS_TOLERANCE_PARAM
         ));
     }
-    // Judge by the values, not the mapping: a JSON-string `other` maps every timing field
-    // but may hold none of them.
-    let any_timing = catalogue::FIELDS
-        .iter()
-        .filter(|f| f.kind.is_timing())
-        .map(|f| col(f.name).is_not_null())
-        .reduce(|a, b| a.or(b))
-        .unwrap_or(lit(false));
-    let timed = stats::trues(lf.clone(), &[SOURCE_COL.to_string()], any_timing)?;
+    let timed = tally.sum(TIMED, &[SOURCE_COL.to_string()])?;
     for input in inputs
         .iter()
         .filter(|i| i.format == InputFormat::AzureRequestLog)
@@ -542,7 +569,42 @@ fn summarize(
     let groups = if by.is_empty() {
         None
     } else {
-        Some(group_rows(rules, lf.clone(), by)?)
+        let counts = tally.rows(by)?;
+        let fails = tally.sum(FAILED, by)?;
+        let class_counts = tally.rows(&with_keys(by, &["class"]))?;
+        let mut metrics = metric_rows(by, &by_group)?;
+        let order = rules.class_order();
+        let groups = counts
+            .iter()
+            .map(|(key, rows)| {
+                let classes = order
+                    .iter()
+                    .filter_map(|c| {
+                        let mut k = key.clone();
+                        k.push(Some(c.to_string()));
+                        class_counts.get(&k).map(|n| Count {
+                            name: c.to_string(),
+                            count: *n,
+                        })
+                    })
+                    .collect();
+                GroupRow {
+                    key: key.clone(),
+                    rows: *rows,
+                    failures: fails.get(key).copied().unwrap_or(0),
+                    end_to_end_ms: by_group
+                        .get(key)
+                        .map(|p| p[e2e_at].clone())
+                        .unwrap_or_default(),
+                    classes,
+                    metrics: metrics.remove(key).unwrap_or_default(),
+                }
+            })
+            .collect();
+        Some(Groups {
+            by: by.to_vec(),
+            groups,
+        })
     };
 
     Ok(Summary {
@@ -581,87 +643,6 @@ fn summarize(
             until: opts.until.and_then(iso_ms),
         }),
         bad_rows: None,
-    })
-}
-
-fn metric_rows(
-    rules: &RuleSet,
-    lf: LazyFrame,
-    keys: &[String],
-) -> PolarsResult<BTreeMap<Key, Vec<MetricRow>>> {
-    let reported = rules.reported_metrics();
-    let names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
-    let pcts = stats::percentiles(lf.clone(), keys, &names)?;
-    let counts = stats::counts(lf.clone(), keys)?;
-    let est = compile::estimated_metrics(rules);
-    let mut est_counts: BTreeMap<String, BTreeMap<Key, u64>> = BTreeMap::new();
-    for m in &reported {
-        if est.get(&m.name).copied().unwrap_or(false) {
-            let c = stats::trues(
-                lf.clone(),
-                keys,
-                col(format!("{}{ESTIMATED_SUFFIX}", m.name).as_str()),
-            )?;
-            est_counts.insert(m.name.clone(), c);
-        }
-    }
-    let mut out = BTreeMap::new();
-    for (key, p) in pcts {
-        let rows = counts.get(&key).copied().unwrap_or(0);
-        let v = reported
-            .iter()
-            .zip(p)
-            .map(|(m, pct)| MetricRow {
-                name: m.name.clone(),
-                label: m.label.clone().unwrap_or_default(),
-                nulls: rows - pct.n,
-                estimated: est_counts
-                    .get(&m.name)
-                    .map(|c| c.get(&key).copied().unwrap_or(0)),
-                pct,
-            })
-            .collect();
-        out.insert(key, v);
-    }
-    Ok(out)
-}
-
-fn group_rows(rules: &RuleSet, lf: LazyFrame, by: &[String]) -> PolarsResult<Groups> {
-    let counts = stats::counts(lf.clone(), by)?;
-    let fails = stats::trues(lf.clone(), by, is_failure())?;
-    let mut with_class = by.to_vec();
-    with_class.push("class".to_string());
-    let class_counts = stats::counts(lf.clone(), &with_class)?;
-    let e2e = stats::percentiles(lf.clone(), by, &["total_handler_ms".to_string()])?;
-    let mut metrics = metric_rows(rules, lf, by)?;
-    let order = rules.class_order();
-    let groups = counts
-        .iter()
-        .map(|(key, rows)| {
-            let classes = order
-                .iter()
-                .filter_map(|c| {
-                    let mut k = key.clone();
-                    k.push(Some(c.to_string()));
-                    class_counts.get(&k).map(|n| Count {
-                        name: c.to_string(),
-                        count: *n,
-                    })
-                })
-                .collect();
-            GroupRow {
-                key: key.clone(),
-                rows: *rows,
-                failures: fails.get(key).copied().unwrap_or(0),
-                end_to_end_ms: e2e.get(key).map(|p| p[0].clone()).unwrap_or_default(),
-                classes,
-                metrics: metrics.remove(key).unwrap_or_default(),
-            }
-        })
-        .collect();
-    Ok(Groups {
-        by: by.to_vec(),
-        groups,
     })
 }
 

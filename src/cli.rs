@@ -457,8 +457,12 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
-        let rows = output::project(&analysis.frame, &rules, &analysis.locations, fmt)?;
-        write_rows(rows, path, fmt)?;
+        output::sink(&analysis.plan, &rules, path, fmt)?;
+        say!(
+            "tracediag: wrote {} rows to {}",
+            analysis.summary.rows,
+            path.display()
+        );
     }
     let text = match a.format {
         Format::Table => report::Terminal.render(&analysis.summary),
@@ -685,7 +689,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
     });
     let opts = a.read.options(inputs, vec![])?;
     let progress = Progress::start("reporting on", &opts.inputs);
-    let analysis = analyze::run(&rules, &opts)?;
+    let analysis = analyze::run(&rules, &opts)?.collected()?;
     let data = weekly::build(&rules, &analysis.frame, period)?;
     drop(progress);
     let text = match format {

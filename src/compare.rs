@@ -598,7 +598,8 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 by: vec![],
                 ..opts.read.clone()
             },
-        )?;
+        )?
+        .collected()?;
         bad_rows.extend(a.summary.bad_rows);
         Ok(a.frame)
     };

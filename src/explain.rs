@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::analyze::{self, Analysis, Options};
+use crate::analyze::{self, Collected, Options};
 use crate::catalogue::{self, Event, Kind};
 use crate::error::{Error, Result};
 use crate::quality;
@@ -330,7 +330,7 @@ pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanati
             )));
         }
     }
-    let analysis = analyze::run(rules, opts)?;
+    let analysis = analyze::run(rules, opts)?.collected()?;
     match target {
         Target::Request(id) => request(rules, &analysis, id).map(Explanation::Request),
         Target::Class { class, limit } => {
@@ -363,12 +363,12 @@ fn polars_error(e: PolarsError) -> Error {
     ))
 }
 
-fn input_paths(a: &Analysis) -> Vec<String> {
+fn input_paths(a: &Collected) -> Vec<String> {
     a.summary.inputs.iter().map(|i| i.path.clone()).collect()
 }
 
 /// Explain every row whose `request_id` is `id`, in input order.
-pub fn request(rules: &RuleSet, a: &Analysis, id: &str) -> Result<RequestExplanation> {
+pub fn request(rules: &RuleSet, a: &Collected, id: &str) -> Result<RequestExplanation> {
     let df = &a.frame;
     let ids = df
         .column("request_id")
@@ -416,7 +416,7 @@ pub fn request(rules: &RuleSet, a: &Analysis, id: &str) -> Result<RequestExplana
 /// lowest first for a rate); ties by request id, missing values last.
 pub fn class_worst(
     rules: &RuleSet,
-    a: &Analysis,
+    a: &Collected,
     class: &str,
     limit: usize,
 ) -> Result<ClassExplanation> {
@@ -583,7 +583,7 @@ impl Row<'_> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(rules: &'a RuleSet, a: &'a Analysis) -> PolarsResult<Self> {
+    fn new(rules: &'a RuleSet, a: &'a Collected) -> PolarsResult<Self> {
         let df = &a.frame;
         let timestamps = match df.column("timestamp") {
             Ok(c) => Some(c.cast(&DataType::Int64)?.i64()?.clone()),
@@ -1404,7 +1404,7 @@ mod tests {
             .join(rel)
     }
 
-    fn analysis(rules: &RuleSet, rel: &str) -> Analysis {
+    fn analysis(rules: &RuleSet, rel: &str) -> Collected {
         analyze::run(
             rules,
             &Options {
@@ -1412,6 +1412,8 @@ mod tests {
                 ..Default::default()
             },
         )
+        .unwrap()
+        .collected()
         .unwrap()
     }
 

@@ -3,8 +3,9 @@
 //! The pipeline runs one way: `source` (adapters → canonical frame) → `ids` (client
 //! identifiers replaced with salted hashes) → `ruleset`
 //! (derived metrics and the ordered rule table, compiled to polars expressions) →
-//! `quality` (data-quality flags) → `analyze` (collect, summarise) → `report` (render)
-//! and `output` (per-request file). The field catalogue in `catalogue` is the one list
+//! `quality` (data-quality flags), assembled lazily by `plan`; `analyze` and the other
+//! commands ask the plan for aggregates (`stats`) → `report` (render) and `output`
+//! (per-request file). The field catalogue in `catalogue` is the one list
 //! of fields, kinds and origins they all share. Azure Monitor exports take a parallel path
 //! (`monitor`): windows instead of requests, the same rule language and compiler.
 
@@ -16,6 +17,7 @@ pub mod explain;
 pub mod ids;
 pub mod monitor;
 pub mod output;
+pub mod plan;
 pub mod quality;
 pub mod report;
 pub mod ruleset;

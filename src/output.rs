@@ -11,14 +11,11 @@ use polars::prelude::*;
 
 use crate::catalogue::{Kind, FIELDS};
 use crate::error::{Error, Result};
+use crate::plan::Plan;
 use crate::quality;
 use crate::ruleset::compile::{estimated_metrics, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
-use crate::source::{Locations, ROW_COL, SOURCE_COL};
-
-/// The `--out` column naming the line a request's row begins on in a CSV or JSON-lines
-/// input (null for Parquet and JSON arrays, which have no lines); `source_row` counts rows.
-pub const LINE_COL: &str = "source_line";
+use crate::source::{self, LINE_COL, ROW_COL, SOURCE_COL};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutFormat {
@@ -148,6 +145,19 @@ pub fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> std::result::Result<(), String>,
 ) -> Result<()> {
+    write_atomic_at(path, |_, file| {
+        let mut w = BufWriter::new(file);
+        fill(&mut w)?;
+        w.flush().map_err(|e| e.to_string())
+    })
+}
+
+/// `write_atomic` for a writer that opens the file itself: `fill` gets the temporary
+/// file's path (and its open handle, kept so the file is synced and renamed after).
+fn write_atomic_at(
+    path: &Path,
+    fill: impl FnOnce(&Path, &File) -> std::result::Result<(), String>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -169,14 +179,9 @@ pub fn write_atomic(
     })?;
     in_progress(Some(tmp.path().to_path_buf()));
     let fail = |e: String| Error::output(path, e);
-    let written = (|| {
-        {
-            let mut w = BufWriter::new(tmp.as_file());
-            fill(&mut w).map_err(fail)?;
-            w.flush().map_err(|e| fail(e.to_string()))?;
-        }
-        tmp.as_file().sync_all().map_err(|e| fail(e.to_string()))
-    })();
+    let written = fill(tmp.path(), tmp.as_file())
+        .map_err(fail)
+        .and_then(|()| tmp.as_file().sync_all().map_err(|e| fail(e.to_string())));
     let result = written.and_then(|()| {
         // Dropping `tmp` on an error removes the temporary file.
         tmp.persist(path)
@@ -201,48 +206,48 @@ pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
     })
 }
 
-/// Project the analysis frame to the output columns, rows in input order, with each
-/// row's `source_line` looked up in `locations`.
-pub fn project(
-    frame: &DataFrame,
-    rules: &RuleSet,
-    locations: &Locations,
-    format: OutFormat,
-) -> Result<DataFrame> {
-    let internal =
-        |e: PolarsError| Error::Usage(format!("internal: cannot number the output lines: {e}"));
-    let files = frame
-        .column(SOURCE_COL)
-        .map_err(internal)?
-        .str()
-        .map_err(internal)?;
-    let rows = frame
-        .column(ROW_COL)
-        .map_err(internal)?
-        .i64()
-        .map_err(internal)?;
-    let lines: Int64Chunked = files
-        .iter()
-        .zip(rows.iter())
-        .map(|(file, row)| locations.line(file?, row?))
-        .collect();
-    let mut frame = frame.clone();
-    frame
-        .with_column(lines.with_name(LINE_COL.into()).into_column())
-        .map_err(internal)?;
-    select(&frame, &columns(rules), "timestamp", format)
+/// Stream the plan's output rows (rows in input order, the output columns only) to `path`
+/// with polars' streaming sink, atomically: nothing of the per-request frame is held in
+/// memory, and a failed or interrupted run leaves no output.
+pub fn sink(plan: &Plan, rules: &RuleSet, path: &Path, format: OutFormat) -> Result<()> {
+    let lf = plan
+        .lf
+        .clone()
+        .select(output_exprs(&columns(rules), "timestamp", format));
+    write_atomic_at(path, |tmp, _| {
+        let target = PlRefPath::try_from_path(tmp).map_err(|e| source::polars_message(&e))?;
+        let file_format = match format {
+            OutFormat::Parquet => {
+                FileWriteFormat::Parquet(Arc::new(ParquetWriteOptions::default()))
+            }
+            // The temporary file's name is not the target's: no extension check.
+            OutFormat::Csv => FileWriteFormat::Csv(CsvWriterOptions {
+                check_extension: false,
+                ..Default::default()
+            }),
+            OutFormat::JsonLines => FileWriteFormat::NDJson(NDJsonWriterOptions {
+                compression: Default::default(),
+                check_extension: false,
+            }),
+        };
+        lf.sink(
+            SinkDestination::File {
+                target: SinkTarget::Path(target),
+            },
+            file_format,
+            UnifiedSinkArgs::default(),
+        )
+        .and_then(|q| q.collect_with_engine(Engine::Streaming))
+        .map(|_| ())
+        .map_err(|e| source::polars_message(&e))
+    })
 }
 
-/// Select `columns` of `frame`; in text formats the timestamp column `time_col` becomes
-/// ISO 8601 with the zone spelled out, while Parquet keeps a timestamp.
-pub fn select(
-    frame: &DataFrame,
-    columns: &[String],
-    time_col: &str,
-    format: OutFormat,
-) -> Result<DataFrame> {
+/// The output columns; in text formats the timestamp column `time_col` becomes ISO 8601
+/// with the zone spelled out, while Parquet keeps a timestamp.
+fn output_exprs(columns: &[String], time_col: &str, format: OutFormat) -> Vec<Expr> {
     let text = format != OutFormat::Parquet;
-    let cols: Vec<Expr> = columns
+    columns
         .iter()
         .map(|c| {
             if c == time_col && text {
@@ -254,11 +259,21 @@ pub fn select(
                 col(c.as_str())
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Select `columns` of `frame`; in text formats the timestamp column `time_col` becomes
+/// ISO 8601 with the zone spelled out, while Parquet keeps a timestamp.
+pub fn select(
+    frame: &DataFrame,
+    columns: &[String],
+    time_col: &str,
+    format: OutFormat,
+) -> Result<DataFrame> {
     frame
         .clone()
         .lazy()
-        .select(cols)
+        .select(output_exprs(columns, time_col, format))
         .collect()
         .map_err(|e| Error::Usage(format!("internal: cannot project the output columns: {e}")))
 }

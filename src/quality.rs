@@ -6,7 +6,8 @@ use polars::prelude::*;
 
 use crate::catalogue::{self, Kind, FIELDS};
 use crate::ruleset::RuleSet;
-use crate::source::{UNPARSED_PREFIX, UNREADABLE_COL};
+use crate::source::{ROW_COL, SOURCE_COL, UNPARSED_PREFIX, UNREADABLE_COL};
+use crate::stats;
 
 /// One data-quality check.
 #[derive(Debug, Clone)]
@@ -90,8 +91,52 @@ pub fn tps_check_available(rules: &RuleSet) -> bool {
         && rules.params.iter().any(|p| p.name == TPS_TOLERANCE_PARAM)
 }
 
-/// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric).
-pub fn apply(rules: &RuleSet, lf: LazyFrame) -> PolarsResult<LazyFrame> {
+/// Fixed seeds: the hashes (and so which ids a pass looks at) are the same in every run.
+const ID_HASH_SEEDS: [u64; 4] = [0x7472_6163, 0x6564_6961, 0x6720_6964, 0x7320_0001];
+
+/// The request ids that appear more than once, in bounded memory: a streaming pass counts
+/// rows per 64-bit hash of the id (8 bytes a distinct id, never the ids themselves); a
+/// second pass confirms exactly, by the ids themselves, the few hashes seen twice, so a
+/// hash collision between two ids is never called a duplicate. Nulls never count.
+pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Series> {
+    let [k0, k1, k2, k3] = ID_HASH_SEEDS;
+    let id = col("request_id");
+    let hash = id.clone().hash(k0, k1, k2, k3).alias("__id_hash");
+    let with_id = lf.filter(id.clone().is_not_null());
+    let seen_twice = stats::collect(
+        with_id
+            .clone()
+            .select([hash.clone()])
+            .group_by([col("__id_hash")])
+            .agg([len().alias("__n")])
+            .filter(col("__n").gt(lit(1)))
+            .select([col("__id_hash")]),
+    )?;
+    let hashes = seen_twice
+        .column("__id_hash")?
+        .as_materialized_series()
+        .clone();
+    if hashes.is_empty() {
+        return Ok(Series::new_empty("request_id".into(), &DataType::String));
+    }
+    let confirmed = stats::collect(
+        with_id
+            .filter(hash.is_in(lit(hashes).implode(false), false))
+            .group_by([id])
+            .agg([len().alias("__n")])
+            .filter(col("__n").gt(lit(1)))
+            .select([col("request_id")])
+            .sort(["request_id"], Default::default()),
+    )?;
+    Ok(confirmed
+        .column("request_id")?
+        .as_materialized_series()
+        .clone())
+}
+
+/// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);
+/// `duplicates` are the ids `duplicate_ids` found.
+pub fn apply(rules: &RuleSet, lf: LazyFrame, duplicates: Series) -> LazyFrame {
     let points = catalogue::t0_points_in_order();
     let mut order = vec![];
     for (i, a) in points.iter().enumerate() {
@@ -142,13 +187,11 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame) -> PolarsResult<LazyFrame> {
         lit(false)
     };
 
-    // The number of rows sharing this id (nulls never count as duplicates).
-    let dup = col("request_id").is_not_null().and(
-        col("request_id")
-            .count()
-            .over([col("request_id")])?
-            .gt(lit(1)),
-    );
+    let dup = if duplicates.is_empty() {
+        lit(false)
+    } else {
+        col("request_id").is_in(lit(duplicates).implode(false), false)
+    };
 
     let unparsed = any(FIELDS
         .iter()
@@ -156,7 +199,7 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame) -> PolarsResult<LazyFrame> {
         .map(|f| col(format!("{UNPARSED_PREFIX}{}", f.name).as_str()))
         .collect());
 
-    Ok(lf.with_columns([
+    lf.with_columns([
         any(order).alias(column(&OUT_OF_ORDER).as_str()),
         negative.alias(column(&NEGATIVE).as_str()),
         any(zeros).alias(column(&ZERO_AS_MISSING).as_str()),
@@ -166,5 +209,114 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame) -> PolarsResult<LazyFrame> {
         unparsed.alias(column(&UNPARSED).as_str()),
         col(UNREADABLE_COL).alias(column(&UNREADABLE).as_str()),
         implausible.alias(column(&IMPLAUSIBLE).as_str()),
-    ]))
+    ])
+}
+
+/// How many examples each check shows.
+pub const EXAMPLES: usize = 3;
+/// Rows fetched per look for examples: more than `EXAMPLES`, so that an id flagged many
+/// times rarely needs a second look.
+const EXAMPLE_BATCH: IdxSize = 64;
+
+/// A flagged row as its examples name it: by id, or where the id is missing by file and
+/// row.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Example {
+    /// The id, or the file where the id is missing: ids and files sort together.
+    pub key: String,
+    /// 0 for an id, the row for a file.
+    pub row: i64,
+    pub has_id: bool,
+}
+
+/// The first `EXAMPLES` distinct flagged rows of each check, sorted by id, or by file and
+/// row (row 2 before row 10) where the id is missing: a top-k of each check
+/// (`example_queries`, collected in one pass with whatever else runs then), and another
+/// look only for a check whose first batch held fewer distinct rows.
+pub fn examples(
+    lf: &LazyFrame,
+    checks: &[Check],
+    first: Vec<DataFrame>,
+) -> PolarsResult<Vec<Vec<Example>>> {
+    let mut found: Vec<Vec<Example>> = vec![vec![]; checks.len()];
+    let mut open: Vec<usize> = (0..checks.len()).collect();
+    let mut frames = first;
+    loop {
+        let mut still = vec![];
+        for (&i, df) in open.iter().zip(&frames) {
+            let keys = df.column("__key")?.str()?;
+            let rows = df.column("__row")?.i64()?;
+            let ids = df.column("__has_id")?.bool()?;
+            let mut batch: Vec<Example> = (0..df.height())
+                .filter_map(|r| {
+                    Some(Example {
+                        key: keys.get(r)?.to_string(),
+                        row: rows.get(r).unwrap_or(0),
+                        has_id: ids.get(r).unwrap_or(false),
+                    })
+                })
+                .collect();
+            batch.sort();
+            batch.dedup();
+            for e in batch {
+                if found[i].len() < EXAMPLES && found[i].last() != Some(&e) {
+                    found[i].push(e);
+                }
+            }
+            // A full batch of one id may hide the next: look past it.
+            if found[i].len() < EXAMPLES && df.height() as IdxSize == EXAMPLE_BATCH {
+                still.push(i);
+            }
+        }
+        if still.is_empty() {
+            return Ok(found);
+        }
+        let queries = still
+            .iter()
+            .map(|&i| example_query(lf, &checks[i], found[i].last()))
+            .collect();
+        frames = stats::collect_all(queries)?;
+        open = still;
+    }
+}
+
+/// The first look for examples of each check, one query per check.
+pub fn example_queries(lf: &LazyFrame, checks: &[Check]) -> Vec<LazyFrame> {
+    checks.iter().map(|c| example_query(lf, c, None)).collect()
+}
+
+fn example_query(lf: &LazyFrame, check: &Check, after: Option<&Example>) -> LazyFrame {
+    let mut flagged = lf.clone().filter(col(column(check).as_str()));
+    if let Some(last) = after {
+        flagged = flagged.filter(beyond(last));
+    }
+    flagged.select(example_columns()).bottom_k(
+        EXAMPLE_BATCH,
+        [col("__key"), col("__row")],
+        Default::default(),
+    )
+}
+
+fn example_columns() -> Vec<Expr> {
+    let has_id = col("request_id").is_not_null();
+    vec![
+        when(has_id.clone())
+            .then(col("request_id"))
+            .otherwise(col(SOURCE_COL))
+            .alias("__key"),
+        when(has_id.clone())
+            .then(lit(0i64))
+            .otherwise(col(ROW_COL))
+            .alias("__row"),
+        has_id.alias("__has_id"),
+    ]
+}
+
+/// Rows sorting after `last` by (key, row).
+fn beyond(last: &Example) -> Expr {
+    let cols = example_columns();
+    let (key, row) = (cols[0].clone(), cols[1].clone());
+    key.clone()
+        .gt(lit(last.key.clone()))
+        .or(key.eq(lit(last.key.clone())).and(row.gt(lit(last.row))))
 }

@@ -156,7 +156,7 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
 pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
     let rules = RuleSet::gateway()?;
     let by = opts.by.as_slice();
-    let a = analyze::run(&rules, opts)?;
+    let a = analyze::run(&rules, opts)?.collected()?;
     let df = &a.frame;
     let build = || -> PolarsResult<Throughput> {
         let mut keys: Vec<Vec<Option<String>>> = vec![vec![]; df.height()];

@@ -20,7 +20,7 @@ fn comparable(files: &[&str]) -> DataFrame {
         .select(
             tracediag::output::columns(&gateway())
                 .into_iter()
-                .filter(|c| c != "source_file" && c != tracediag::output::LINE_COL),
+                .filter(|c| c != "source_file" && c != tracediag::source::LINE_COL),
         )
         .unwrap()
 }

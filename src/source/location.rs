@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use polars::prelude::*;
+
 use super::{Input, InputFormat};
 
 /// The line each row of one text file begins on. Only the rows where the line number jumps
@@ -35,6 +37,25 @@ impl LineMap {
                 l + row.saturating_sub(r)
             }
         }
+    }
+}
+
+impl LineMap {
+    /// `line` as a polars expression of the row column: the row plus the offset of the
+    /// last jump at or before it (a search among the few jumps, not a per-row lookup).
+    pub fn expr(&self, row: Expr) -> Expr {
+        if self.jumps.is_empty() {
+            return row;
+        }
+        let starts: Vec<i64> = self.jumps.iter().map(|&(r, _)| r as i64).collect();
+        let mut offsets: Vec<i64> = vec![0];
+        offsets.extend(self.jumps.iter().map(|&(r, l)| l as i64 - r as i64));
+        let at = lit(Series::new("starts".into(), starts)).search_sorted(
+            row.clone(),
+            SearchSortedSide::Right,
+            false,
+        );
+        row + lit(Series::new("offsets".into(), offsets)).gather(at, false)
     }
 }
 
@@ -95,6 +116,31 @@ mod tests {
             "row 5 (not recorded) follows row 4"
         );
         assert_eq!(m.jumps, vec![(1, 2), (3, 5), (4, 7)]);
+    }
+
+    /// The polars expression `--out` writes with gives the same line as `line`, row by row.
+    #[test]
+    fn the_line_expression_agrees_with_line() {
+        let mut m = LineMap::default();
+        for (row, line) in [(1, 2), (2, 3), (3, 5), (4, 7), (9, 20)] {
+            m.record(row, line);
+        }
+        let rows: Vec<i64> = (1..=12).collect();
+        let df = df!("row" => rows.clone()).unwrap();
+        let got = df
+            .lazy()
+            .select([m.expr(col("row")).alias("line")])
+            .collect()
+            .unwrap();
+        let got: Vec<i64> = got
+            .column("line")
+            .unwrap()
+            .i64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect();
+        let want: Vec<i64> = rows.iter().map(|&r| m.line(r as u64) as i64).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub const SOURCE_COL: &str = "source_file";
 /// Column holding the 1-based row within its file, as polars numbers them (blank lines and
 /// a CSV header are not rows; `Locations` turns a row into the line it begins on).
 pub const ROW_COL: &str = "source_row";
+/// Column naming the line a request's row begins on in a CSV or JSON-lines input (null for
+/// Parquet and JSON arrays, which have no lines); `source_row` counts rows.
+pub const LINE_COL: &str = "source_line";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum InputFormat {
@@ -239,6 +242,11 @@ pub fn load(
         })?;
         let mapping = canonical::map(&schema, path)?;
         let lf = canonical::select(raw, &schema, &mapping, path, &checked.kept_rows);
+        let line = match format {
+            InputFormat::Csv | InputFormat::JsonLines => checked.lines.expr(col(ROW_COL)),
+            _ => lit(NULL).cast(DataType::Int64),
+        };
+        let lf = lf.with_column(line.alias(LINE_COL));
         frames.push(lf);
         inputs.push(Input {
             path: path.clone(),

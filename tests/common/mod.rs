@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use polars::prelude::*;
-use tracediag::analyze::{self, Analysis, Options};
+use tracediag::analyze::{self, Collected, Options};
 use tracediag::ruleset::RuleSet;
 
 pub fn root() -> PathBuf {
@@ -16,7 +16,8 @@ pub fn fixture(rel: &str) -> PathBuf {
     root().join("fixtures").join(rel)
 }
 
-pub fn run(rules: &RuleSet, files: &[PathBuf]) -> Analysis {
+/// The analysis with its per-request frame collected, so tests can look at every row.
+pub fn run(rules: &RuleSet, files: &[PathBuf]) -> Collected {
     analyze::run(
         rules,
         &Options {
@@ -24,11 +25,12 @@ pub fn run(rules: &RuleSet, files: &[PathBuf]) -> Analysis {
             ..Default::default()
         },
     )
+    .and_then(|a| a.collected())
     .unwrap_or_else(|e| panic!("analysis failed: {e}"))
 }
 
 /// (request_id, class, classes) for every row, in input order.
-pub fn classes(a: &Analysis) -> Vec<(String, String, String)> {
+pub fn classes(a: &Collected) -> Vec<(String, String, String)> {
     let df = &a.frame;
     let ids = df.column("request_id").unwrap().str().unwrap().clone();
     let cls = df.column("class").unwrap().str().unwrap().clone();
@@ -44,7 +46,7 @@ pub fn classes(a: &Analysis) -> Vec<(String, String, String)> {
         .collect()
 }
 
-pub fn f64_col(a: &Analysis, name: &str) -> Vec<Option<f64>> {
+pub fn f64_col(a: &Collected, name: &str) -> Vec<Option<f64>> {
     let c = a
         .frame
         .column(name)

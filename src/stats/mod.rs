@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
-use crate::summary::{round3, Pct};
+use crate::summary::Pct;
+
+pub mod exact;
 
 pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
 
@@ -26,53 +28,16 @@ pub fn quantile7(sorted: &[f64], q: f64) -> Option<f64> {
 pub type Key = Vec<Option<String>>;
 
 /// p50/p95/p99 of each of `values`, per group of `keys` (one group when `keys` is empty).
-/// Groups come back sorted by key.
+/// Groups come back sorted by key. Exact, in bounded memory (see `exact`).
 pub fn percentiles(
     lf: LazyFrame,
     keys: &[String],
     values: &[String],
 ) -> PolarsResult<BTreeMap<Key, Vec<Pct>>> {
-    let mut aggs = vec![len().cast(DataType::UInt64).alias("__rows")];
-    for (i, v) in values.iter().enumerate() {
-        aggs.push(
-            col(v.as_str())
-                .count()
-                .cast(DataType::UInt64)
-                .alias(format!("__n{i}").as_str()),
-        );
-        for (j, q) in QUANTILES.iter().enumerate() {
-            aggs.push(
-                col(v.as_str())
-                    .cast(DataType::Float64)
-                    .quantile(lit(*q), QuantileMethod::Linear)
-                    .alias(format!("__q{i}_{j}").as_str()),
-            );
-        }
-    }
-    let df = grouped(lf, keys, aggs)?;
-    let mut out = BTreeMap::new();
-    let key_cols = key_columns(&df, keys)?;
-    for (row, key) in key_cols.into_iter().enumerate() {
-        let mut pcts = vec![];
-        for i in 0..values.len() {
-            let n = df.column(&format!("__n{i}"))?.u64()?.get(row).unwrap_or(0);
-            let q = |j: usize| -> PolarsResult<Option<f64>> {
-                Ok(df
-                    .column(&format!("__q{i}_{j}"))?
-                    .f64()?
-                    .get(row)
-                    .map(round3))
-            };
-            pcts.push(Pct {
-                n,
-                p50: q(0)?,
-                p95: q(1)?,
-                p99: q(2)?,
-            });
-        }
-        out.insert(key, pcts);
-    }
-    Ok(out)
+    let all: exact::Level = (0..keys.len()).collect();
+    Ok(exact::percentiles_by_levels(lf, keys, &[all], values)?
+        .pop()
+        .unwrap_or_default())
 }
 
 /// Row counts per group (and per group of `keys` + `sub`, when given).
@@ -82,6 +47,20 @@ pub fn counts(lf: LazyFrame, keys: &[String]) -> PolarsResult<BTreeMap<Key, u64>
     let rows = df.column("__rows")?.u64()?;
     Ok((0..df.height())
         .map(|i| (key_cols[i].clone(), rows.get(i).unwrap_or(0)))
+        .collect())
+}
+
+/// Sum of an integer expression per group.
+pub fn sums(lf: LazyFrame, keys: &[String], e: Expr) -> PolarsResult<BTreeMap<Key, u64>> {
+    let df = grouped(
+        lf,
+        keys,
+        vec![e.cast(DataType::UInt64).sum().alias("__sum")],
+    )?;
+    let key_cols = key_columns(&df, keys)?;
+    let sums = df.column("__sum")?.u64()?;
+    Ok((0..df.height())
+        .map(|i| (key_cols[i].clone(), sums.get(i).unwrap_or(0)))
         .collect())
 }
 
@@ -105,17 +84,32 @@ pub fn trues(lf: LazyFrame, keys: &[String], flag: Expr) -> PolarsResult<BTreeMa
 
 fn grouped(lf: LazyFrame, keys: &[String], aggs: Vec<Expr>) -> PolarsResult<DataFrame> {
     if keys.is_empty() {
-        lf.select(aggs).collect()
+        collect(lf.select(aggs))
     } else {
         let by: Vec<Expr> = keys
             .iter()
             .map(|k| col(k.as_str()).cast(DataType::String))
             .collect();
-        lf.group_by(by).agg(aggs).collect()
+        collect(lf.group_by(by).agg(aggs))
     }
 }
 
-fn key_columns(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<Key>> {
+/// Run one query on polars' streaming engine.
+pub fn collect(lf: LazyFrame) -> PolarsResult<DataFrame> {
+    Ok(collect_all(vec![lf])?.pop().expect("one query, one frame"))
+}
+
+/// Run several queries as one on the streaming engine: a subplan they share (the scan,
+/// the metrics, the classes) is computed once and fed to all of them.
+pub fn collect_all(queries: Vec<LazyFrame>) -> PolarsResult<Vec<DataFrame>> {
+    if queries.is_empty() {
+        return Ok(vec![]);
+    }
+    let plans = queries.into_iter().map(|q| q.logical_plan).collect();
+    LazyFrame::collect_all_with_engine(plans, Engine::Streaming, OptFlags::default())
+}
+
+pub(crate) fn key_columns(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<Key>> {
     let cols: Vec<&StringChunked> = keys
         .iter()
         .map(|k| df.column(k.as_str()).and_then(|c| c.str()))

@@ -1,0 +1,191 @@
+//! The lazy plan of a gateway-log run, built once: sources → canonical columns → client-id
+//! hashing → metrics → class and tags → data-quality flags → the incident window → the
+//! bad-row policy. Commands ask it only for what they show (aggregates, a filter, a sink);
+//! nothing here collects the per-request frame.
+//!
+//! Two things need a look at the data before the plan is complete, each a streaming query
+//! that keeps only what it finds: the duplicate request ids (`quality::duplicate_ids`) and,
+//! under `--on-bad-row skip` or `error`, the rows holding a value not of its field's type.
+
+use polars::prelude::*;
+
+use crate::analyze::{time_filter, Options};
+use crate::catalogue::{self, Kind};
+use crate::error::{Error, Result};
+use crate::ids::{self, IdPolicy, Salt};
+use crate::quality;
+use crate::ruleset::compile;
+use crate::ruleset::RuleSet;
+use crate::source::{self, BadRowPolicy, Input, Locations, ROW_COL, SOURCE_COL, UNPARSED_PREFIX};
+use crate::stats;
+use crate::summary::BAD_ROW_EXAMPLES;
+
+/// The plan and what was learnt while building it.
+pub struct Plan {
+    /// One row per request: labels, timing fields, metrics, `class`, `classes`, `dq_*`.
+    pub lf: LazyFrame,
+    pub inputs: Vec<Input>,
+    /// Where each row is in its file (`source_file`, `source_row` → line or row).
+    pub locations: Locations,
+    /// Client identifiers: hashed with this policy (its salt drawn when the run started).
+    pub id_policy: IdPolicy,
+    /// Rows `--on-bad-row skip` left out for a value not of its field's type.
+    pub unparsed_skipped: u64,
+    /// The first few of them, as `file: line N, column `x`: …`.
+    pub skipped_examples: Vec<String>,
+}
+
+/// Build the plan for `opts` under `rules` (a gateway table).
+pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
+    let (lf, inputs) = source::load(&opts.inputs, opts.input_format, opts.on_bad_row)?;
+    // Raw client identifiers go no further than the projection.
+    let id_policy = match &opts.ids {
+        Some(p) => p.clone(),
+        None => IdPolicy::Salted(Salt::random()?),
+    };
+    let lf = ids::apply(lf, &id_policy);
+    let lf = compile::apply(rules, lf);
+    let duplicates = quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
+    // The incident window applies after the data-quality checks, so a duplicate id outside
+    // the window still marks the one inside it.
+    let mut lf = quality::apply(rules, lf, duplicates);
+    if let Some(f) = time_filter("timestamp", opts.since, opts.until) {
+        lf = lf.filter(f);
+    }
+    let locations = Locations::of(&inputs);
+    let mut plan = Plan {
+        lf,
+        inputs,
+        locations,
+        id_policy,
+        unparsed_skipped: 0,
+        skipped_examples: vec![],
+    };
+    unparsed_values(&mut plan, opts.on_bad_row)?;
+    Ok(plan)
+}
+
+impl Plan {
+    /// An error reading the inputs, naming them.
+    pub fn read_error(&self, e: &PolarsError) -> Error {
+        read_error(&self.inputs, e)
+    }
+
+    /// The whole per-request frame, for the commands that still take one apart in memory
+    /// (`report`, `compare`, `explain`, `throughput`).
+    pub fn collect(&self) -> Result<DataFrame> {
+        stats::collect(self.lf.clone()).map_err(|e| self.read_error(&e))
+    }
+}
+
+/// Rows holding a value that did not read as its field's type, under the policy: with
+/// `Keep` nothing changes (the value is null and `dq_unparsed` counts it); with `Error`
+/// the first one is the error; with `Skip` they leave the plan, and their number and the
+/// first few are noted.
+fn unparsed_values(plan: &mut Plan, policy: BadRowPolicy) -> Result<()> {
+    if policy == BadRowPolicy::Keep {
+        return Ok(());
+    }
+    let flag = quality::column(&quality::UNPARSED);
+    let shown = if policy == BadRowPolicy::Error {
+        1
+    } else {
+        BAD_ROW_EXAMPLES
+    };
+    let fields: Vec<&str> = catalogue::FIELDS
+        .iter()
+        .filter(|f| !matches!(f.kind, Kind::Label))
+        .map(|f| f.name)
+        .collect();
+    let mut cols = vec![col(SOURCE_COL), col(ROW_COL)];
+    cols.extend(
+        fields
+            .iter()
+            .map(|f| col(format!("{UNPARSED_PREFIX}{f}").as_str())),
+    );
+    let flagged = plan.lf.clone().filter(col(flag.as_str()));
+    let found = stats::collect_all(vec![
+        flagged
+            .clone()
+            .select([len().cast(DataType::UInt64).alias("n")]),
+        flagged.select(cols).limit(shown as IdxSize),
+    ])
+    .map_err(|e| plan.read_error(&e))?;
+    let count = found[0]
+        .column("n")
+        .and_then(|c| Ok(c.u64()?.get(0).unwrap_or(0)))
+        .map_err(|e| plan.read_error(&e))?;
+    if count == 0 {
+        return Ok(());
+    }
+    let first = &found[1];
+    let mut where_ = vec![];
+    for i in 0..first.height() {
+        let at = || -> PolarsResult<(String, i64, &str)> {
+            let file = first.column(SOURCE_COL)?.str()?.get(i).unwrap_or("?");
+            let row = first.column(ROW_COL)?.i64()?.get(i).unwrap_or(0);
+            let mut field = "?";
+            for f in &fields {
+                let c = first.column(&format!("{UNPARSED_PREFIX}{f}"))?;
+                if c.bool()?.get(i).unwrap_or(false) {
+                    field = f;
+                    break;
+                }
+            }
+            Ok((file.to_string(), row, field))
+        };
+        where_.push(at().map_err(|e| plan.read_error(&e))?);
+    }
+    if policy == BadRowPolicy::Error {
+        let (file, row, field) = &where_[0];
+        let input = plan
+            .inputs
+            .iter()
+            .find(|i| i.path.display().to_string() == *file);
+        let found = input
+            .and_then(|i| source::raw_value(i, field, *row))
+            .map(|v| format!("found `{v}`"))
+            .unwrap_or_else(|| "found a value that is not one".into());
+        let expected = catalogue::field(field)
+            .map(|f| match f.kind {
+                Kind::Count | Kind::Code => "an integer",
+                Kind::Timestamp => "a date-time (ISO 8601 in UTC, or a Unix time)",
+                Kind::Flag => "true/false",
+                _ => "a finite number",
+            })
+            .unwrap_or("a value of the field's type");
+        let at = plan.locations.describe(file, *row);
+        return Err(Error::input(
+            file.as_str(),
+            format!(
+                "{at}, column `{field}`: expected {expected}, {found} (--on-bad-row skip or keep reads the rest of the file)"
+            ),
+        ));
+    }
+    plan.skipped_examples = where_
+        .into_iter()
+        .map(|(file, row, field)| {
+            let at = plan.locations.describe(&file, row);
+            format!("{file}: {at}, column `{field}`: not a value of its type")
+        })
+        .collect();
+    plan.unparsed_skipped = count;
+    plan.lf = plan.lf.clone().filter(col(flag.as_str()).not());
+    Ok(())
+}
+
+fn read_error(inputs: &[Input], e: &PolarsError) -> Error {
+    let path = if inputs.len() == 1 {
+        inputs[0].path.display().to_string()
+    } else {
+        inputs
+            .iter()
+            .map(|i| i.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Error::input(
+        path,
+        format!("cannot read the request log: {}", source::polars_message(e)),
+    )
+}

@@ -1,0 +1,449 @@
+//! Exact type-7 percentiles in bounded memory, in two streaming passes over the plan.
+//!
+//! polars' `quantile` is not a streaming aggregate: it holds every value of a group. At a
+//! hundred million requests and a dozen metrics that is tens of gigabytes. Instead:
+//!
+//! 1. **Histogram.** Each value is put in a bucket: the top bits of its float's bit
+//!    pattern, made order-preserving (`order_key`). A streaming group-by counts rows per
+//!    (group, bucket). Buckets are fine (512 per power of two, so a bucket spans at most
+//!    0.2 % of its values) and few (at most a few thousand per metric and group).
+//! 2. **The ranks' buckets.** From the counts, the two ranks type 7 interpolates between
+//!    (⌊h⌋ and ⌈h⌉ for h = (n − 1)·q) fall in known buckets at known offsets. A second
+//!    streaming group-by keeps only the rows in those buckets and counts each distinct
+//!    value; the values at the offsets are then exact.
+//!
+//! Memory is bounded by the number of buckets and of distinct values in the few buckets
+//! that hold a needed rank, never by the number of rows. The result equals polars'
+//! in-memory `quantile(q, Linear)` (the same interpolation, in the same float steps).
+//!
+//! Percentiles for several levels of grouping (overall, per class, per group, per group
+//! and class) come from one histogram at the finest level, rolled up: one pair of passes
+//! however many levels are asked for.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use polars::prelude::*;
+
+use super::{collect_all, key_columns, Key, QUANTILES};
+use crate::summary::{round3, Pct};
+
+/// Bits below the bucket: 52 mantissa bits less the 9 a bucket keeps.
+const BUCKET_SHIFT: u32 = 43;
+const BUCKET_COL: &str = "__bucket";
+const VALUE_COL: &str = "__value";
+const COUNT_COL: &str = "__count";
+
+/// An integer whose order is the order of the floats (negative values below positive,
+/// −0 and +0 made one value beforehand).
+fn order_key(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    if b < 0 {
+        -1 - (b - i64::MIN)
+    } else {
+        b
+    }
+}
+
+fn bucket_of(x: f64) -> i64 {
+    order_key(x).div_euclid(1 << BUCKET_SHIFT)
+}
+
+/// The value as both passes see it: a float, with −0 made 0 (so a value has one bucket).
+fn value_expr(name: &str) -> Expr {
+    let v = col(name).cast(DataType::Float64);
+    when(v.clone().eq(lit(0.0))).then(lit(0.0)).otherwise(v)
+}
+
+/// `bucket_of` as a polars expression (null for a null value).
+fn bucket_expr(name: &str) -> Expr {
+    let b = value_expr(name).reinterpret(None, Some(DataType::Int64));
+    let key = when(b.clone().lt(lit(0i64)))
+        .then(lit(-1i64) - (b.clone() - lit(i64::MIN)))
+        .otherwise(b);
+    key.floor_div(lit(1i64 << BUCKET_SHIFT))
+}
+
+fn key_exprs(keys: &[String]) -> Vec<Expr> {
+    keys.iter()
+        .map(|k| col(k.as_str()).cast(DataType::String))
+        .collect()
+}
+
+/// Rows per bucket, or per value's order key, in order.
+type Counts = BTreeMap<i64, u64>;
+
+/// One level of grouping: which of the fine keys it keeps (indices into them).
+pub type Level = Vec<usize>;
+
+fn project(key: &Key, level: &Level) -> Key {
+    level.iter().map(|&i| key[i].clone()).collect()
+}
+
+/// Where one needed rank is: its bucket and how many values of the series come before it
+/// in that bucket.
+#[derive(Clone, Copy)]
+struct Rank {
+    bucket: i64,
+    offset: u64,
+}
+
+/// One percentile to finish in pass 2.
+struct Pending {
+    level: usize,
+    key: Key,
+    value: usize,
+    quantile: usize,
+    float_idx: f64,
+    idx: u64,
+    lower: Rank,
+    upper: Rank,
+}
+
+/// p50/p95/p99 of each of `values` for every level of grouping: `levels[l]` lists the
+/// fine keys that level groups by (an empty list: one group). Groups come back sorted by
+/// key, each with one `Pct` per value; a group is present when it has rows.
+pub fn percentiles_by_levels(
+    lf: LazyFrame,
+    fine: &[String],
+    levels: &[Level],
+    values: &[String],
+) -> PolarsResult<Vec<BTreeMap<Key, Vec<Pct>>>> {
+    let hist = collect_all(histogram_queries(&lf, fine, values))?;
+    let ranks = Ranks::locate(&hist, fine, levels, values)?;
+    let exact = collect_all(ranks.queries(&lf))?;
+    ranks.finish(&exact)
+}
+
+/// Pass 1: per value, rows per (fine key, bucket); a null value has a null bucket. One
+/// query per value, to be collected together (with any other queries of the same pass).
+pub fn histogram_queries(lf: &LazyFrame, fine: &[String], values: &[String]) -> Vec<LazyFrame> {
+    values
+        .iter()
+        .map(|v| {
+            let mut by = key_exprs(fine);
+            by.push(bucket_expr(v).alias(BUCKET_COL));
+            lf.clone()
+                .group_by(by)
+                .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+        })
+        .collect()
+}
+
+/// Between the passes: where every needed rank is, and the percentiles so far.
+pub struct Ranks {
+    fine: Vec<String>,
+    levels: Vec<Level>,
+    values: Vec<String>,
+    out: Vec<BTreeMap<Key, Vec<Pct>>>,
+    pending: Vec<Pending>,
+    needed: Vec<BTreeSet<i64>>,
+}
+
+impl Ranks {
+    /// From pass 1's frames (one per value, in order), the buckets holding the ranks.
+    pub fn locate(
+        hists: &[DataFrame],
+        fine: &[String],
+        levels: &[Level],
+        values: &[String],
+    ) -> PolarsResult<Ranks> {
+        // A level without keys has its one group even when there are no rows, as a polars
+        // `select` of aggregates has its one row.
+        let mut out: Vec<BTreeMap<Key, Vec<Pct>>> = levels
+            .iter()
+            .map(|level| {
+                let mut m = BTreeMap::new();
+                if level.is_empty() {
+                    m.insert(vec![], vec![Pct::default(); values.len()]);
+                }
+                m
+            })
+            .collect();
+
+        // Rolled up per level: (key, value) → bucket → rows.
+        let mut rolled: Vec<BTreeMap<(Key, usize), BTreeMap<i64, u64>>> =
+            vec![BTreeMap::new(); levels.len()];
+        for (vi, df) in hists.iter().enumerate() {
+            let keys = key_columns(df, fine)?;
+            let buckets = df.column(BUCKET_COL)?.i64()?;
+            let counts = df.column(COUNT_COL)?.u64()?;
+            for (row, key) in keys.iter().enumerate() {
+                let count = counts.get(row).unwrap_or(0);
+                for (li, level) in levels.iter().enumerate() {
+                    let hist = rolled[li].entry((project(key, level), vi)).or_default();
+                    // A group whose values are all null still appears (with n = 0).
+                    if let Some(b) = buckets.get(row) {
+                        *hist.entry(b).or_default() += count;
+                    }
+                }
+            }
+        }
+
+        let mut pending = vec![];
+        let mut needed: Vec<BTreeSet<i64>> = vec![BTreeSet::new(); values.len()];
+        for (li, per_key) in rolled.iter().enumerate() {
+            for ((key, vi), hist) in per_key {
+                let n: u64 = hist.values().sum();
+                let slot = out[li]
+                    .entry(key.clone())
+                    .or_insert_with(|| vec![Pct::default(); values.len()]);
+                slot[*vi].n = n;
+                if n == 0 {
+                    continue;
+                }
+                for (qi, q) in QUANTILES.iter().enumerate() {
+                    // As polars does: the lower index by truncation, the upper by ceiling.
+                    let float_idx = (n - 1) as f64 * q;
+                    let idx = (float_idx as u64).min(n - 1);
+                    let top = (float_idx.ceil() as u64).min(n - 1);
+                    let lower = locate(hist, idx);
+                    let upper = locate(hist, top);
+                    needed[*vi].insert(lower.bucket);
+                    needed[*vi].insert(upper.bucket);
+                    pending.push(Pending {
+                        level: li,
+                        key: key.clone(),
+                        value: *vi,
+                        quantile: qi,
+                        float_idx,
+                        idx,
+                        lower,
+                        upper,
+                    });
+                }
+            }
+        }
+        Ok(Ranks {
+            fine: fine.to_vec(),
+            levels: levels.to_vec(),
+            values: values.to_vec(),
+            out,
+            pending,
+            needed,
+        })
+    }
+
+    /// Pass 2: per value with a needed bucket, only the rows in those buckets, one row
+    /// per distinct (fine key, value). To be collected together, in order.
+    pub fn queries(&self, lf: &LazyFrame) -> Vec<LazyFrame> {
+        self.values
+            .iter()
+            .zip(&self.needed)
+            .filter(|(_, needed)| !needed.is_empty())
+            .map(|(v, needed)| {
+                let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
+                let mut by = key_exprs(&self.fine);
+                by.push(value_expr(v).alias(VALUE_COL));
+                lf.clone()
+                    .filter(bucket_expr(v).is_in(lit(wanted).implode(false), false))
+                    .group_by(by)
+                    .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+            })
+            .collect()
+    }
+
+    /// The percentiles, from pass 2's frames.
+    pub fn finish(mut self, exact: &[DataFrame]) -> PolarsResult<Vec<BTreeMap<Key, Vec<Pct>>>> {
+        let which = self
+            .needed
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_empty())
+            .map(|(vi, _)| vi);
+        // Per level: (key, value, bucket) → value's order key → rows.
+        let mut found: Vec<BTreeMap<(Key, usize, i64), Counts>> =
+            vec![BTreeMap::new(); self.levels.len()];
+        for (df, vi) in exact.iter().zip(which) {
+            let keys = key_columns(df, &self.fine)?;
+            let vals = df.column(VALUE_COL)?.f64()?;
+            let counts = df.column(COUNT_COL)?.u64()?;
+            for (row, key) in keys.iter().enumerate() {
+                let Some(x) = vals.get(row) else { continue };
+                let count = counts.get(row).unwrap_or(0);
+                for (li, level) in self.levels.iter().enumerate() {
+                    *found[li]
+                        .entry((project(key, level), vi, bucket_of(x)))
+                        .or_default()
+                        .entry(order_key(x))
+                        .or_default() += count;
+                }
+            }
+        }
+
+        for p in self.pending {
+            let at = |r: Rank| -> f64 {
+                let values = &found[p.level][&(p.key.clone(), p.value, r.bucket)];
+                let mut seen = 0;
+                for (k, c) in values {
+                    seen += c;
+                    if seen > r.offset {
+                        return from_order_key(*k);
+                    }
+                }
+                unreachable!("pass 2 found every value pass 1 counted in the bucket")
+            };
+            let lower = at(p.lower);
+            let upper = at(p.upper);
+            // polars' linear interpolation, step for step.
+            let v = if lower == upper {
+                lower
+            } else {
+                (p.float_idx - p.idx as f64) * (upper - lower) + lower
+            };
+            let slot = &mut self.out[p.level].get_mut(&p.key).expect("entered above")[p.value];
+            let v = Some(round3(v));
+            match p.quantile {
+                0 => slot.p50 = v,
+                1 => slot.p95 = v,
+                _ => slot.p99 = v,
+            }
+        }
+        Ok(self.out)
+    }
+}
+
+/// The bucket holding the 0-based `rank`, and the rank's offset within it.
+fn locate(hist: &BTreeMap<i64, u64>, rank: u64) -> Rank {
+    let mut before = 0;
+    for (&bucket, &count) in hist {
+        if rank < before + count {
+            return Rank {
+                bucket,
+                offset: rank - before,
+            };
+        }
+        before += count;
+    }
+    unreachable!("rank {rank} is below the histogram's total {before}")
+}
+
+fn from_order_key(k: i64) -> f64 {
+    let b = if k < 0 { (-1 - k) + i64::MIN } else { k };
+    f64::from_bits(b as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_keys_keep_the_order_of_floats() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -1e-300,
+            0.0,
+            1e-300,
+            1.0,
+            1.0000000000000002,
+            5e3,
+            f64::INFINITY,
+        ];
+        for w in xs.windows(2) {
+            assert!(order_key(w[0]) < order_key(w[1]), "{} < {}", w[0], w[1]);
+            assert!(bucket_of(w[0]) <= bucket_of(w[1]));
+        }
+        for x in xs {
+            assert_eq!(from_order_key(order_key(x)).to_bits(), x.to_bits());
+        }
+    }
+
+    /// The polars expression and the Rust function put every value in the same bucket.
+    #[test]
+    fn polars_and_rust_agree_on_buckets() {
+        let xs = vec![
+            -3.5f64, -0.0, 0.0, 1e-9, 0.5, 1.0, 999.999, 1234.5, 6.1e4, 1e12,
+        ];
+        let df = df!("x" => xs.clone()).unwrap();
+        let got = df
+            .lazy()
+            .select([bucket_expr("x").alias("b")])
+            .collect()
+            .unwrap();
+        let got: Vec<i64> = got
+            .column("b")
+            .unwrap()
+            .i64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect();
+        let want: Vec<i64> = xs
+            .iter()
+            .map(|x| bucket_of(if *x == 0.0 { 0.0 } else { *x }))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    /// Against polars' own in-memory quantile, on values spread over many buckets, piled
+    /// into one, tied, negative and null, at three levels of grouping.
+    #[test]
+    fn equals_polars_quantile_at_every_level() {
+        let n = 5000usize;
+        let mut g = vec![];
+        let mut h = vec![];
+        let mut x: Vec<Option<f64>> = vec![];
+        let mut seed = 42u64;
+        for i in 0..n {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (seed >> 11) as f64 / (1u64 << 53) as f64;
+            g.push(["a", "b", "c"][i % 3]);
+            h.push(if i % 7 == 0 { "x" } else { "y" });
+            x.push(match i % 10 {
+                0 => None,
+                1 => Some(500.0),             // a pile of ties
+                2 => Some(-r * 100.0),        // negatives
+                3 => Some((r * 1e4).round()), // integers
+                _ => Some(r.powi(4) * 1e6),   // a long tail
+            });
+        }
+        let df = df!("g" => g, "h" => h, "x" => x).unwrap();
+        let fine = vec!["g".to_string(), "h".to_string()];
+        let levels = vec![vec![], vec![0], vec![0, 1]];
+        let got =
+            percentiles_by_levels(df.clone().lazy(), &fine, &levels, &["x".to_string()]).unwrap();
+        for (li, level) in levels.iter().enumerate() {
+            let keys: Vec<Expr> = level.iter().map(|&i| col(fine[i].as_str())).collect();
+            let aggs = vec![
+                col("x").count().cast(DataType::UInt64).alias("n"),
+                col("x")
+                    .quantile(lit(0.5), QuantileMethod::Linear)
+                    .alias("p50"),
+                col("x")
+                    .quantile(lit(0.95), QuantileMethod::Linear)
+                    .alias("p95"),
+                col("x")
+                    .quantile(lit(0.99), QuantileMethod::Linear)
+                    .alias("p99"),
+            ];
+            let want = if keys.is_empty() {
+                df.clone().lazy().select(aggs).collect().unwrap()
+            } else {
+                df.clone()
+                    .lazy()
+                    .group_by(keys)
+                    .agg(aggs)
+                    .collect()
+                    .unwrap()
+            };
+            let names: Vec<String> = level.iter().map(|&i| fine[i].clone()).collect();
+            let wkeys = key_columns(&want, &names).unwrap();
+            assert_eq!(wkeys.len(), got[li].len());
+            for (row, key) in wkeys.iter().enumerate() {
+                let p = &got[li][key][0];
+                let f = |c: &str| want.column(c).unwrap().f64().unwrap().get(row).map(round3);
+                assert_eq!(
+                    p.n,
+                    want.column("n").unwrap().u64().unwrap().get(row).unwrap()
+                );
+                assert_eq!(
+                    (p.p50, p.p95, p.p99),
+                    (f("p50"), f("p95"), f("p99")),
+                    "{key:?}"
+                );
+            }
+        }
+    }
+}

@@ -155,9 +155,17 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     Ok(Analysis { plan, summary })
 }
 
+/// The incident window as the outputs show it, when one was given.
+pub fn window(opts: &Options) -> Option<crate::summary::Window> {
+    (opts.since.is_some() || opts.until.is_some()).then(|| crate::summary::Window {
+        since: opts.since.and_then(iso_ms),
+        until: opts.until.and_then(iso_ms),
+    })
+}
+
 /// What the summary says about bad rows: `None` when there were none.
 /// `unparsed_skipped` rows (with their first `skipped_examples`) were left out by `Skip`.
-fn bad_rows(
+pub fn bad_rows(
     inputs: &[Input],
     policy: BadRowPolicy,
     unparsed_skipped: u64,
@@ -638,10 +646,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         quality,
         notes,
         groups,
-        window: (opts.since.is_some() || opts.until.is_some()).then(|| crate::summary::Window {
-            since: opts.since.and_then(iso_ms),
-            until: opts.until.and_then(iso_ms),
-        }),
+        window: window(opts),
         bad_rows: None,
     })
 }

@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::analyze::{self, Collected, Options};
+use crate::analyze::{self, Options};
 use crate::catalogue::{self, Event, Kind};
 use crate::error::{Error, Result};
+use crate::ids;
+use crate::plan::{self, Plan};
 use crate::quality;
 use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
 use crate::ruleset::types::{self, Arith, Cmp, Func, Node, Ty};
@@ -330,11 +332,41 @@ pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanati
             )));
         }
     }
-    let analysis = analyze::run(rules, opts)?.collected()?;
+    analyze::check(rules, opts)?;
+    let plan = plan::build(rules, opts)?;
+    let about = About::of(&plan, opts);
     match target {
-        Target::Request(id) => request(rules, &analysis, id).map(Explanation::Request),
+        Target::Request(id) => request(rules, &plan, &about, id).map(Explanation::Request),
         Target::Class { class, limit } => {
-            class_worst(rules, &analysis, class, *limit).map(Explanation::Class)
+            class_worst(rules, &plan, &about, class, *limit).map(Explanation::Class)
+        }
+    }
+}
+
+/// What an explanation says about the run besides its requests.
+pub struct About {
+    inputs: Vec<String>,
+    window: Option<Window>,
+    client_ids: Option<ClientIds>,
+    bad_rows: Option<BadRows>,
+}
+
+impl About {
+    fn of(plan: &Plan, opts: &Options) -> About {
+        About {
+            inputs: plan
+                .inputs
+                .iter()
+                .map(|i| i.path.display().to_string())
+                .collect(),
+            window: analyze::window(opts),
+            client_ids: plan.id_policy.record(ids::found(&plan.inputs)),
+            bad_rows: analyze::bad_rows(
+                &plan.inputs,
+                opts.on_bad_row,
+                plan.unparsed_skipped,
+                plan.skipped_examples.clone(),
+            ),
         }
     }
 }
@@ -363,23 +395,19 @@ fn polars_error(e: PolarsError) -> Error {
     ))
 }
 
-fn input_paths(a: &Collected) -> Vec<String> {
-    a.summary.inputs.iter().map(|i| i.path.clone()).collect()
-}
-
-/// Explain every row whose `request_id` is `id`, in input order.
-pub fn request(rules: &RuleSet, a: &Collected, id: &str) -> Result<RequestExplanation> {
-    let df = &a.frame;
-    let ids = df
-        .column("request_id")
-        .and_then(|c| c.str().cloned())
-        .map_err(polars_error)?;
-    let rows: Vec<usize> = (0..df.height())
-        .filter(|&i| ids.get(i) == Some(id))
-        .collect();
-    if rows.is_empty() {
-        let mut msg = format!("no request `{id}` in {}", input_paths(a).join(", "));
-        if let Some(w) = &a.summary.window {
+/// Explain every row whose `request_id` is `id`, in input order. Only those rows are
+/// collected (the filter goes down to the scan); the cohort is asked for its aggregates.
+pub fn request(
+    rules: &RuleSet,
+    plan: &Plan,
+    about: &About,
+    id: &str,
+) -> Result<RequestExplanation> {
+    let df = stats::collect(plan.lf.clone().filter(col("request_id").eq(lit(id))))
+        .map_err(|e| plan.read_error(&e))?;
+    if df.height() == 0 {
+        let mut msg = format!("no request `{id}` in {}", about.inputs.join(", "));
+        if let Some(w) = &about.window {
             msg.push_str(&match (&w.since, &w.until) {
                 (Some(s), Some(u)) => format!(" received between {s} and {u}"),
                 (Some(s), None) => format!(" received at or after {s}"),
@@ -387,57 +415,95 @@ pub fn request(rules: &RuleSet, a: &Collected, id: &str) -> Result<RequestExplan
                 (None, None) => String::new(),
             });
         }
+        // Only on this error path: every id, to suggest the nearest.
+        let ids = stats::collect(plan.lf.clone().select([col("request_id")]))
+            .map_err(|e| plan.read_error(&e))?;
+        let ids = ids
+            .column("request_id")
+            .and_then(|c| c.str().cloned())
+            .map_err(polars_error)?;
         if let Some(s) = types::nearest(id, ids.iter().flatten()) {
             msg.push_str(&format!("; did you mean `{s}`?"));
         }
         return Err(Error::Usage(msg));
     }
-    let ctx = Ctx::new(rules, a).map_err(polars_error)?;
-    let requests = rows
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| ctx.explain_row(i, k + 1))
+    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf).map_err(polars_error)?;
+    let requests = (0..df.height())
+        .map(|i| ctx.explain_row(i, i + 1))
         .collect::<PolarsResult<Vec<_>>>()
-        .map_err(polars_error)?;
+        .map_err(|e| plan.read_error(&e))?;
     Ok(RequestExplanation {
         tool: tool(),
         rules: RulesInfo::of(rules),
-        inputs: input_paths(a),
-        window: a.summary.window.clone(),
-        client_ids: a.summary.client_ids.clone(),
-        bad_rows: a.summary.bad_rows.clone(),
+        inputs: about.inputs.clone(),
+        window: about.window.clone(),
+        client_ids: about.client_ids.clone(),
+        bad_rows: about.bad_rows.clone(),
         request_id: id.to_string(),
-        occurrences: rows.len(),
+        occurrences: df.height(),
         requests,
     })
 }
 
 /// The worst `limit` requests of `class`, by the rule's `look_at` figure (highest first,
-/// lowest first for a rate); ties by request id, missing values last.
+/// lowest first for a rate); ties by request id, then file and row; missing values last.
+/// A top-k of the class's rows: only those `limit` rows are collected.
 pub fn class_worst(
     rules: &RuleSet,
-    a: &Collected,
+    plan: &Plan,
+    about: &About,
     class: &str,
     limit: usize,
 ) -> Result<ClassExplanation> {
     check_class(rules, class)?;
-    let df = &a.frame;
     let rule = rules.rule(class);
     let look_at = rule
         .map(|r| r.look_at.clone())
         .unwrap_or_else(|| "total_handler_ms".to_string());
     let lower_is_worse = is_rate(rules, &look_at);
-    let ctx = Ctx::new(rules, a).map_err(polars_error)?;
-    let classes = df
-        .column("class")
-        .and_then(|c| c.str().cloned())
-        .map_err(polars_error)?;
-    let mut worst: Vec<Worst> = (0..df.height())
-        .filter(|&i| classes.get(i) == Some(class))
+    let in_class = plan.lf.clone().filter(col("class").eq(lit(class)));
+    let value = col(look_at.as_str())
+        .cast(DataType::Float64)
+        .round(3, RoundMode::HalfAwayFromZero);
+    let top = in_class
+        .clone()
+        .with_column(value.alias("__look_at"))
+        .sort_by_exprs(
+            [
+                col("__look_at"),
+                col("request_id").fill_null(lit("")),
+                col(SOURCE_COL),
+                col(ROW_COL),
+            ],
+            SortMultipleOptions::default()
+                .with_order_descending_multi([!lower_is_worse, false, false, false])
+                .with_nulls_last(true)
+                .with_maintain_order(true),
+        )
+        .limit(limit as IdxSize);
+    let counts = plan.lf.clone().select([
+        len().cast(DataType::UInt64).alias("requests"),
+        col("class")
+            .eq(lit(class))
+            .cast(DataType::UInt64)
+            .sum()
+            .alias("in_class"),
+    ]);
+    let mut found = stats::collect_all(vec![top, counts]).map_err(|e| plan.read_error(&e))?;
+    let counts = found.pop().expect("two queries");
+    let df = found.pop().expect("two queries");
+    let count = |name: &str| -> Result<u64> {
+        counts
+            .column(name)
+            .and_then(|c| Ok(c.u64()?.get(0).unwrap_or(0)))
+            .map_err(polars_error)
+    };
+    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf).map_err(polars_error)?;
+    let worst: Vec<Worst> = (0..df.height())
         .map(|i| {
             let row = ctx.row(i);
             Worst {
-                rank: 0,
+                rank: i + 1,
                 request_id: row.text("request_id"),
                 source_file: row.text(SOURCE_COL).unwrap_or_default(),
                 source_row: row.int(ROW_COL),
@@ -452,35 +518,13 @@ pub fn class_worst(
             }
         })
         .collect();
-    let requests_in_class = worst.len() as u64;
-    let id_key = |w: &Worst| {
-        (
-            w.request_id.clone().unwrap_or_default(),
-            w.source_file.clone(),
-            w.source_row,
-        )
-    };
-    worst.sort_by(|x, y| {
-        let by_value = match (x.look_at_value, y.look_at_value) {
-            (Some(a), Some(b)) if lower_is_worse => a.total_cmp(&b),
-            (Some(a), Some(b)) => b.total_cmp(&a),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        };
-        by_value.then_with(|| id_key(x).cmp(&id_key(y)))
-    });
-    worst.truncate(limit);
-    for (k, w) in worst.iter_mut().enumerate() {
-        w.rank = k + 1;
-    }
     Ok(ClassExplanation {
         tool: tool(),
         rules: RulesInfo::of(rules),
-        inputs: input_paths(a),
-        window: a.summary.window.clone(),
-        client_ids: a.summary.client_ids.clone(),
-        bad_rows: a.summary.bad_rows.clone(),
+        inputs: about.inputs.clone(),
+        window: about.window.clone(),
+        client_ids: about.client_ids.clone(),
+        bad_rows: about.bad_rows.clone(),
         class: class.to_string(),
         order: rule.map(|r| r.order),
         when: rule.map(|r| r.when.clone()),
@@ -489,8 +533,8 @@ pub fn class_worst(
         layer: rule.map(|r| r.layer.clone()).unwrap_or_default(),
         next_check: rule.map(|r| r.next_check.clone()).unwrap_or_default(),
         detects: rule.map(|r| r.detects.clone()).unwrap_or_default(),
-        requests_in_class,
-        requests: df.height() as u64,
+        requests_in_class: count("in_class")?,
+        requests: count("requests")?,
         limit,
         worst,
     })
@@ -517,7 +561,10 @@ pub fn exact(x: f64) -> String {
 
 struct Ctx<'a> {
     rules: &'a RuleSet,
+    /// The rows being explained (a few, collected from the plan).
     df: &'a DataFrame,
+    /// The whole plan, for the cohorts' aggregates.
+    all: &'a LazyFrame,
     locations: &'a Locations,
     params: BTreeMap<String, f64>,
     timestamps: Option<Int64Chunked>,
@@ -583,8 +630,12 @@ impl Row<'_> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(rules: &'a RuleSet, a: &'a Collected) -> PolarsResult<Self> {
-        let df = &a.frame;
+    fn new(
+        rules: &'a RuleSet,
+        df: &'a DataFrame,
+        locations: &'a Locations,
+        all: &'a LazyFrame,
+    ) -> PolarsResult<Self> {
         let timestamps = match df.column("timestamp") {
             Ok(c) => Some(c.cast(&DataType::Int64)?.i64()?.clone()),
             Err(_) => None,
@@ -592,7 +643,8 @@ impl<'a> Ctx<'a> {
         Ok(Ctx {
             rules,
             df,
-            locations: &a.locations,
+            all,
+            locations,
             params: rules.param_values(),
             timestamps,
         })
@@ -785,35 +837,44 @@ impl<'a> Ctx<'a> {
         let reported = self.rules.reported_metrics();
         let names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
         let lf = self
-            .df
+            .all
             .clone()
-            .lazy()
             .filter(same("model", &model).and(same("channel", &channel)));
-        let cohort_df = lf
-            .clone()
-            .select(
-                names
-                    .iter()
-                    .map(|n| col(n.as_str()).cast(DataType::Float64))
-                    .collect::<Vec<_>>(),
-            )
-            .collect()?;
-        let pcts = stats::percentiles(lf, &[], &names)?
+        let pcts = stats::percentiles(lf.clone(), &[], &names)?
             .remove(&vec![])
             .unwrap_or_default();
+        // Per metric: the cohort's values, and those at or below this request's.
+        let mut aggs = vec![len().cast(DataType::UInt64).alias("__requests")];
+        for (k, m) in reported.iter().enumerate() {
+            let v = col(m.name.as_str()).cast(DataType::Float64);
+            let present = v.clone().is_not_null().and(v.clone().is_not_nan());
+            aggs.push(
+                present
+                    .clone()
+                    .cast(DataType::UInt64)
+                    .sum()
+                    .alias(format!("__n{k}").as_str()),
+            );
+            let at_or_below = match row.num(&m.name) {
+                Some(x) => present.and(v.lt_eq(lit(x))).fill_null(lit(false)),
+                None => lit(false),
+            };
+            aggs.push(
+                at_or_below
+                    .cast(DataType::UInt64)
+                    .sum()
+                    .alias(format!("__le{k}").as_str()),
+            );
+        }
+        let counts = stats::collect(lf.select(aggs))?;
+        let count = |name: &str| -> PolarsResult<u64> {
+            Ok(counts.column(name)?.u64()?.get(0).unwrap_or(0))
+        };
         let mut metrics = vec![];
         for (k, m) in reported.iter().enumerate() {
             let value = row.num(&m.name);
-            let col = cohort_df.column(&m.name)?.f64()?;
-            let rank_pct = value.and_then(|x| {
-                let present = col.iter().flatten().filter(|v| !v.is_nan());
-                let (mut n, mut at_or_below) = (0u64, 0u64);
-                for v in present {
-                    n += 1;
-                    if v <= x {
-                        at_or_below += 1;
-                    }
-                }
+            let (n, at_or_below) = (count(&format!("__n{k}"))?, count(&format!("__le{k}"))?);
+            let rank_pct = value.and_then(|_| {
                 (n > 0).then(|| ((at_or_below as f64 / n as f64) * 1000.0).round() / 10.0)
             });
             metrics.push(CohortMetric {
@@ -828,7 +889,7 @@ impl<'a> Ctx<'a> {
         Ok(Cohort {
             model,
             channel,
-            requests: cohort_df.height() as u64,
+            requests: count("__requests")?,
             metrics,
         })
     }
@@ -1404,7 +1465,7 @@ mod tests {
             .join(rel)
     }
 
-    fn analysis(rules: &RuleSet, rel: &str) -> Collected {
+    fn analysis(rules: &RuleSet, rel: &str) -> analyze::Collected {
         analyze::run(
             rules,
             &Options {
@@ -1436,7 +1497,8 @@ mod tests {
         files.sort();
         for rel in &files {
             let a = analysis(&rules, rel);
-            let ctx = Ctx::new(&rules, &a).unwrap();
+            let all = a.frame.clone().lazy();
+            let ctx = Ctx::new(&rules, &a.frame, &a.locations, &all).unwrap();
             let params = rules.param_values();
             let mut matches = 0;
             for i in 0..a.frame.height() {

@@ -15,10 +15,12 @@ use serde::Serialize;
 
 use crate::analyze::{self, iso_ms};
 use crate::error::{Error, Result};
+use crate::ids;
 use crate::monitor;
+use crate::plan;
 use crate::ruleset::RuleSet;
 use crate::source::{azure, azure_windows};
-use crate::stats::quantile7;
+use crate::stats::{self, quantile7};
 use crate::summary::{round3, tool};
 
 /// min / mean / p95 / max of one per-minute series (p95: linear interpolation, type 7).
@@ -152,49 +154,82 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
 }
 
 /// Per group, from gateway request logs: per-request tokens summed per minute.
-/// `opts` as for `analyze` (inputs, format, groups, window, bad-row policy).
+/// `opts` as for `analyze` (inputs, format, groups, window, bad-row policy). One streaming
+/// group-by per (group, minute) over the plan: memory is bounded by groups × minutes.
 pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
     let rules = RuleSet::gateway()?;
     let by = opts.by.as_slice();
-    let a = analyze::run(&rules, opts)?.collected()?;
-    let df = &a.frame;
+    analyze::check(&rules, opts)?;
+    let plan = plan::build(&rules, opts)?;
+    let minute = col("timestamp")
+        .cast(DataType::Int64)
+        .floor_div(lit(60_000i64))
+        .alias("__minute");
+    // Token counts are integers: summed as integers, exactly.
+    let tokens = |name: &str| col(name).cast(DataType::Int64).sum().alias(name);
+    let mut keys: Vec<Expr> = by
+        .iter()
+        .map(|b| col(b.as_str()).cast(DataType::String))
+        .collect();
+    keys.push(minute);
+    let per_minute = plan
+        .lf
+        .clone()
+        .filter(col("timestamp").is_not_null())
+        .group_by(keys)
+        .agg([
+            tokens("input_tokens"),
+            tokens("output_tokens"),
+            tokens("cached_tokens"),
+            len().cast(DataType::Int64).alias("__requests"),
+        ]);
+    // A request without a token count adds nothing to its minute's sum; say how many.
+    let nulls = |e: Expr, name: &str| e.cast(DataType::UInt64).sum().alias(name);
+    let missing = plan.lf.clone().select([
+        nulls(col("timestamp").is_null(), "no_time"),
+        nulls(col("input_tokens").is_null(), "missing_in"),
+        nulls(col("output_tokens").is_null(), "missing_out"),
+    ]);
+    let client_ids = plan.id_policy.record(ids::found(&plan.inputs));
     let build = || -> PolarsResult<Throughput> {
-        let mut keys: Vec<Vec<Option<String>>> = vec![vec![]; df.height()];
-        for b in by {
-            let c = df.column(b.as_str())?.cast(&DataType::String)?;
-            let c = c.str()?;
-            for (i, k) in keys.iter_mut().enumerate() {
-                k.push(c.get(i).map(str::to_string));
-            }
-        }
-        let ts = df.column("timestamp")?.cast(&DataType::Int64)?;
-        let ts = ts.i64()?;
-        let input = col_f64(df, "input_tokens")?;
-        let output = col_f64(df, "output_tokens")?;
-        let cached = col_f64(df, "cached_tokens")?;
+        let mut found = stats::collect_all(vec![per_minute, missing])?;
+        let missing = found.pop().expect("two queries");
+        let df = found.pop().expect("two queries");
+        let count = |name: &str| -> PolarsResult<u64> {
+            Ok(missing.column(name)?.u64()?.get(0).unwrap_or(0))
+        };
+        let (no_time, missing_in, missing_out) = (
+            count("no_time")?,
+            count("missing_in")?,
+            count("missing_out")?,
+        );
+        let keys = stats::key_columns(&df, by)?;
+        let minutes = df.column("__minute")?.i64()?;
+        let sums: Vec<&Int64Chunked> = [
+            "input_tokens",
+            "output_tokens",
+            "__requests",
+            "cached_tokens",
+        ]
+        .iter()
+        .map(|c| df.column(c).and_then(|c| c.i64()))
+        .collect::<PolarsResult<_>>()?;
         let mut per: BTreeMap<Vec<Option<String>>, BTreeMap<i64, [f64; 4]>> = BTreeMap::new();
-        let mut no_time = 0u64;
-        // A request without a token count adds nothing to its minute's sum; say how many.
-        let missing_in = input.iter().filter(|v| v.is_none()).count();
-        let missing_out = output.iter().filter(|v| v.is_none()).count();
         let (mut first, mut last) = (i64::MAX, i64::MIN);
-        for i in 0..df.height() {
-            let Some(t) = ts.get(i) else {
-                no_time += 1;
+        for (i, key) in keys.into_iter().enumerate() {
+            let Some(minute) = minutes.get(i) else {
                 continue;
             };
-            let minute = t.div_euclid(60_000);
             first = first.min(minute);
             last = last.max(minute);
             let m = per
-                .entry(keys[i].clone())
+                .entry(key)
                 .or_default()
                 .entry(minute)
                 .or_insert([0.0; 4]);
-            m[0] += input[i].unwrap_or(0.0);
-            m[1] += output[i].unwrap_or(0.0);
-            m[2] += 1.0;
-            m[3] += cached[i].unwrap_or(0.0);
+            for (j, s) in sums.iter().enumerate() {
+                m[j] = s.get(i).unwrap_or(0) as f64;
+            }
         }
         let rows = per
             .into_iter()
@@ -230,7 +265,7 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
             ));
         }
         // Groups keyed by a client identifier show its hashes: say how they were made.
-        if let Some(ids) = &a.summary.client_ids {
+        if let Some(ids) = &client_ids {
             if by.iter().any(|b| crate::catalogue::is_identifier(b)) {
                 notes.push(format!("client ids: {}", ids.describe()));
             }

@@ -109,7 +109,7 @@ pub fn collect_all(queries: Vec<LazyFrame>) -> PolarsResult<Vec<DataFrame>> {
     LazyFrame::collect_all_with_engine(plans, Engine::Streaming, OptFlags::default())
 }
 
-pub(crate) fn key_columns(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<Key>> {
+pub fn key_columns(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<Key>> {
     let cols: Vec<&StringChunked> = keys
         .iter()
         .map(|k| df.column(k.as_str()).and_then(|c| c.str()))

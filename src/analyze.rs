@@ -16,7 +16,7 @@ use crate::plan::{self, Plan};
 use crate::quality;
 use crate::ruleset::compile::{self, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
-use crate::source::{BadRowPolicy, Input, InputFormat, Locations, Origin, SOURCE_COL};
+use crate::source::{self, BadRowPolicy, Input, InputFormat, Locations, Origin, SOURCE_COL};
 use crate::stats::{self, exact, Key};
 use crate::summary::*;
 
@@ -124,13 +124,15 @@ pub fn check(rules: &RuleSet, opts: &Options) -> Result<()> {
             rules.catalogue.name()
         )));
     }
+    let partitions = source::partition_keys(&opts.inputs);
     for b in &opts.by {
-        if !groupable(b) {
+        if !groupable(b) && !partitions.contains(b) {
             let names: Vec<&str> = catalogue::FIELDS
                 .iter()
                 .map(|f| f.name)
                 .chain(["class", SOURCE_COL])
                 .filter(|n| groupable(n))
+                .chain(partitions.iter().map(String::as_str))
                 .collect();
             return Err(Error::Usage(format!(
                 "--by {b}: expected one of {}",

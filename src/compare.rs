@@ -38,7 +38,7 @@ use crate::analyze::{self, iso_ms};
 use crate::catalogue;
 use crate::error::{Error, Result};
 use crate::ruleset::RuleSet;
-use crate::source::SOURCE_COL;
+use crate::source::{self, SOURCE_COL};
 use crate::stats;
 use crate::stats::quantile7;
 use crate::summary::{
@@ -627,7 +627,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             column,
             values,
         } => {
-            if !analyze::groupable(column) {
+            if !analyze::groupable(column) && !source::partition_keys(inputs).contains(column) {
                 let cols: Vec<&str> = catalogue::FIELDS
                     .iter()
                     .map(|f| f.name)

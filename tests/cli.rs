@@ -51,6 +51,66 @@ fn analyze_several_files_and_globs() {
     assert_eq!(rows, classes, "every row has exactly one class");
 }
 
+/// A directory is every log file below it; `key=value` folders (a hive-partitioned tree)
+/// become label columns that `--by` can group on; other files and hidden ones are left out.
+#[test]
+fn a_hive_partitioned_directory_reads_as_one_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let day1 = dir.path().join("logs/date=2026-11-01");
+    let day2 = dir.path().join("logs/date=2026-11-02");
+    std::fs::create_dir_all(&day1).unwrap();
+    std::fs::create_dir_all(&day2).unwrap();
+    std::fs::copy(fixture("traces/traces.jsonl"), day1.join("part-0.jsonl")).unwrap();
+    std::fs::copy(
+        fixture("classes/auth_slow.jsonl"),
+        day2.join("part-0.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(day2.join("notes.txt"), "not a log").unwrap();
+    std::fs::write(day2.join(".part-1.jsonl"), "{\"hidden\": true}\n").unwrap();
+    let logs = dir.path().join("logs");
+    let text = ok(&[
+        "analyze",
+        logs.to_str().unwrap(),
+        "--by",
+        "date",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["inputs"].as_array().unwrap().len(), 2);
+    let groups = v["groups"]["groups"].as_array().unwrap();
+    let keys: Vec<(String, u64)> = groups
+        .iter()
+        .map(|g| {
+            (
+                g["key"][0].as_str().unwrap().to_string(),
+                g["rows"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let auth_rows = std::fs::read_to_string(fixture("classes/auth_slow.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count() as u64;
+    assert_eq!(
+        keys,
+        vec![
+            ("2026-11-01".to_string(), 3),
+            ("2026-11-02".to_string(), auth_rows)
+        ]
+    );
+    // A key that is not there is refused, naming the partition key among the choices.
+    let err = fails(&["analyze", logs.to_str().unwrap(), "--by", "day"]);
+    assert!(err.contains("date"), "{err}");
+    // A folder holding no log file is an error, not an empty analysis.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let err = fails(&["analyze", empty.to_str().unwrap()]);
+    assert!(err.contains("holds no log file"), "{err}");
+}
+
 #[test]
 fn rules_table() {
     insta::assert_snapshot!(ok(&["rules"]));

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use crate::catalogue;
 use crate::error::{Error, Result};
 pub use canonical::{dtype_of, Mapping, Origin, UNPARSED_PREFIX, UNREADABLE_COL};
 pub use location::{LineMap, Locations};
@@ -105,7 +106,13 @@ pub struct Input {
     pub types: rowcheck::Types,
 }
 
-/// Expand globs and check that every path names a readable file.
+/// Extensions of the files a directory contributes (other files in it are left alone).
+const LOG_EXTENSIONS: [&str; 7] = ["parquet", "pq", "csv", "tsv", "jsonl", "ndjson", "json"];
+
+/// Expand globs and directories, and check that every path names a readable file. A
+/// directory stands for every log file below it (by extension, hidden files and folders
+/// left out), in path order: a hive-partitioned tree (`logs/date=2026-11-23/part-0.parquet`)
+/// reads as one source.
 pub fn expand(patterns: &[String]) -> Result<Vec<PathBuf>> {
     let mut out = vec![];
     for p in patterns {
@@ -122,13 +129,76 @@ pub fn expand(patterns: &[String]) -> Result<Vec<PathBuf>> {
             out.extend(matched);
         } else {
             let path = PathBuf::from(p);
-            if !path.is_file() {
+            if path.is_dir() {
+                let mut found = vec![];
+                walk(&path, &mut found)?;
+                if found.is_empty() {
+                    return Err(Error::input(
+                        &path,
+                        format!(
+                            "the directory holds no log file (looked for .{} below it)",
+                            LOG_EXTENSIONS.join(", .")
+                        ),
+                    ));
+                }
+                found.sort();
+                out.extend(found);
+            } else if path.is_file() {
+                out.push(path);
+            } else {
                 return Err(Error::input(&path, "no such file"));
             }
-            out.push(path);
         }
     }
     Ok(out)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::input(dir, format!("cannot list: {e}")))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::input(dir, format!("cannot list: {e}")))?;
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with(['.', '_']) {
+            continue;
+        }
+        if path.is_dir() {
+            walk(&path, found)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| LOG_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The hive partition keys of a path: each `key=value` folder it sits in, outermost first.
+pub fn partition_values(path: &Path) -> Vec<(String, String)> {
+    let Some(parent) = path.parent() else {
+        return vec![];
+    };
+    parent
+        .components()
+        .filter_map(|c| {
+            let c = c.as_os_str().to_str()?;
+            let (k, v) = c.split_once('=')?;
+            (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// Every partition key of a run's inputs, sorted, each once.
+pub fn partition_keys(paths: &[PathBuf]) -> Vec<String> {
+    let mut keys: Vec<String> = paths
+        .iter()
+        .flat_map(|p| partition_values(p).into_iter().map(|(k, _)| k))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 /// Decide a file's format: the override, else the extension, else its first bytes.
@@ -209,6 +279,14 @@ pub fn load(
 ) -> Result<(LazyFrame, Vec<Input>)> {
     let mut frames = vec![];
     let mut inputs = vec![];
+    let keys = partition_keys(paths);
+    for key in &keys {
+        if catalogue::field(key).is_some() || key.starts_with("__") {
+            return Err(Error::Usage(format!(
+                "the partition key `{key}` (a `{key}=…` folder) names a column tracediag reads; rename the folders (e.g. `{key}_part=…`)"
+            )));
+        }
+    }
     for path in paths {
         let format = detect(path, forced)?;
         let mut elements = 0;
@@ -246,7 +324,20 @@ pub fn load(
             InputFormat::Csv | InputFormat::JsonLines => checked.lines.expr(col(ROW_COL)),
             _ => lit(NULL).cast(DataType::Int64),
         };
-        let lf = lf.with_column(line.alias(LINE_COL));
+        // Partition keys as text labels (null where this file's path has no such folder).
+        let values = partition_values(path);
+        let mut extra = vec![line.alias(LINE_COL)];
+        for key in &keys {
+            let v = values
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str());
+            extra.push(match v {
+                Some(v) => lit(v).alias(key.as_str()),
+                None => lit(NULL).cast(DataType::String).alias(key.as_str()),
+            });
+        }
+        let lf = lf.with_columns(extra);
         frames.push(lf);
         inputs.push(Input {
             path: path.clone(),

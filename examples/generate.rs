@@ -4,6 +4,9 @@
 //!     cargo run --release --example generate -- --rows 3000 --out-dir fixtures/generated
 //!     cargo run --release --example generate -- --rows 1000000 --out-dir /tmp/big --formats parquet
 //!
+//! Formats: `parquet` (timing nested in `other.timing`), `parquet-flat` (flat timing
+//! columns, `gateway_flat.parquet`), `csv`, `jsonl`, `jsonl-string` (`other` a JSON string).
+//!
 //! Writes `gateway.parquet` (timing nested in a struct `other.timing`), `gateway.csv`
 //! (flat columns), `gateway.jsonl` (`other` as a JSON object) and
 //! `gateway_other_string.jsonl` (`other` as a JSON string, as new-api stores it). Every
@@ -425,6 +428,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "csv" => {
                 let mut df = frame(&data)?;
                 CsvWriter::new(File::create(dir.join("gateway.csv"))?).finish(&mut df)?;
+            }
+            "parquet-flat" => {
+                // Timing as flat columns, for the benchmark's side-by-side peers.
+                let mut df = frame(&data)?;
+                ParquetWriter::new(File::create(dir.join("gateway_flat.parquet"))?)
+                    .finish(&mut df)?;
             }
             "parquet" => {
                 // Timing nested as other.timing, as a struct column.

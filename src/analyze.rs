@@ -284,11 +284,12 @@ impl Tally {
         for m in estimated(rules) {
             aggs.push(sum(col(m.as_str()), &m));
         }
-        let by: Vec<Expr> = fine
-            .iter()
-            .map(|k| col(k.as_str()).cast(DataType::String))
-            .collect();
-        plan.lf.clone().group_by(by).agg(aggs)
+        let by: Vec<Expr> = fine.iter().map(|k| col(k.as_str())).collect();
+        plan.lf
+            .clone()
+            .group_by(by)
+            .agg(aggs)
+            .with_columns(stats::keys_as_text(fine))
     }
 
     /// The sum of `column` per group of `keys`.

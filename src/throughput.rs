@@ -167,10 +167,7 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
         .alias("__minute");
     // Token counts are integers: summed as integers, exactly.
     let tokens = |name: &str| col(name).cast(DataType::Int64).sum().alias(name);
-    let mut keys: Vec<Expr> = by
-        .iter()
-        .map(|b| col(b.as_str()).cast(DataType::String))
-        .collect();
+    let mut keys: Vec<Expr> = by.iter().map(|b| col(b.as_str())).collect();
     keys.push(minute);
     let per_minute = plan
         .lf
@@ -182,7 +179,8 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
             tokens("output_tokens"),
             tokens("cached_tokens"),
             len().cast(DataType::Int64).alias("__requests"),
-        ]);
+        ])
+        .with_columns(stats::keys_as_text(by));
     // A request without a token count adds nothing to its minute's sum; say how many.
     let nulls = |e: Expr, name: &str| e.cast(DataType::UInt64).sum().alias(name);
     let missing = plan.lf.clone().select([

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use polars::prelude::*;
 
-use super::{collect_all, key_columns, Key, QUANTILES};
+use super::{collect_all, key_columns, keys_as_text, Key, QUANTILES};
 use crate::summary::{round3, Pct};
 
 /// Bits below the bucket: 52 mantissa bits less the 9 a bucket keeps.
@@ -64,9 +64,7 @@ fn bucket_expr(name: &str) -> Expr {
 }
 
 fn key_exprs(keys: &[String]) -> Vec<Expr> {
-    keys.iter()
-        .map(|k| col(k.as_str()).cast(DataType::String))
-        .collect()
+    keys.iter().map(|k| col(k.as_str())).collect()
 }
 
 /// Rows per bucket, or per value's order key, in order.
@@ -125,6 +123,7 @@ pub fn histogram_queries(lf: &LazyFrame, fine: &[String], values: &[String]) -> 
             lf.clone()
                 .group_by(by)
                 .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+                .with_columns(keys_as_text(fine))
         })
         .collect()
 }
@@ -238,6 +237,7 @@ impl Ranks {
                     .filter(bucket_expr(v).is_in(lit(wanted).implode(false), false))
                     .group_by(by)
                     .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+                    .with_columns(keys_as_text(&self.fine))
             })
             .collect()
     }

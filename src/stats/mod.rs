@@ -86,12 +86,17 @@ fn grouped(lf: LazyFrame, keys: &[String], aggs: Vec<Expr>) -> PolarsResult<Data
     if keys.is_empty() {
         collect(lf.select(aggs))
     } else {
-        let by: Vec<Expr> = keys
-            .iter()
-            .map(|k| col(k.as_str()).cast(DataType::String))
-            .collect();
-        collect(lf.group_by(by).agg(aggs))
+        let by: Vec<Expr> = keys.iter().map(|k| col(k.as_str())).collect();
+        collect(lf.group_by(by).agg(aggs).with_columns(keys_as_text(keys)))
     }
+}
+
+/// The key columns of a grouped result as text, the form `Key` holds. Cast after the
+/// group-by, on its few rows, not before it on every request.
+pub fn keys_as_text(keys: &[String]) -> Vec<Expr> {
+    keys.iter()
+        .map(|k| col(k.as_str()).cast(DataType::String))
+        .collect()
 }
 
 /// Run one query on polars' streaming engine.

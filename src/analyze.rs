@@ -14,9 +14,11 @@ use crate::error::{Error, Result};
 use crate::ids::{self, IdPolicy};
 use crate::plan::{self, Plan};
 use crate::quality;
-use crate::ruleset::compile::{self, ESTIMATED_SUFFIX};
+use crate::ruleset::compile::{self, CLASS_INDEX, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
-use crate::source::{self, BadRowPolicy, Input, InputFormat, Locations, Origin, SOURCE_COL};
+use crate::source::{
+    self, BadRowPolicy, Input, InputFormat, Locations, Origin, FILE_INDEX, SOURCE_COL,
+};
 use crate::stats::{self, exact, Key};
 use crate::summary::*;
 
@@ -333,6 +335,11 @@ fn with_keys(keys: &[String], more: &[&str]) -> Vec<String> {
     out
 }
 
+/// How a class or file index appears in a group key (keys are text).
+fn index_key(i: usize) -> Option<String> {
+    Some(i.to_string())
+}
+
 fn position(keys: &[String], name: &str) -> usize {
     keys.iter().position(|k| k == name).expect("key listed")
 }
@@ -340,7 +347,8 @@ fn position(keys: &[String], name: &str) -> usize {
 fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summary> {
     let by = opts.by.as_slice();
     let inputs = plan.inputs.as_slice();
-    let fine = with_keys(by, &["class", "outcome", "is_stream", SOURCE_COL]);
+    // The class and the file as small integers (their positions), named below.
+    let fine = with_keys(by, &[CLASS_INDEX, "outcome", "is_stream", FILE_INDEX]);
 
     // Exact percentiles of end-to-end and every reported metric: overall, per class, per
     // group; one histogram at (group, class), rolled up.
@@ -353,10 +361,10 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             .map(|m| m.name.clone())
             .filter(|n| *n != e2e),
     );
-    let pct_keys = with_keys(by, &["class"]);
+    let pct_keys = with_keys(by, &[CLASS_INDEX]);
     let levels = vec![
         vec![],
-        vec![position(&pct_keys, "class")],
+        vec![position(&pct_keys, CLASS_INDEX)],
         by.iter().map(|b| position(&pct_keys, b)).collect(),
     ];
 
@@ -431,14 +439,15 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
     let failures = tally.total(FAILED)?;
 
     // Class table, in table order, then the default class.
-    let class_key = vec!["class".to_string()];
+    let class_key = vec![CLASS_INDEX.to_string()];
     let class_counts = tally.rows(&class_key)?;
     let class_fail = tally.sum(FAILED, &class_key)?;
     let e2e_at = metric_index(&e2e);
     let mut classes = vec![];
+    let mut position_in_table = 0..;
     let mut push_class =
         |class: &str, order: Option<i64>, look_at: &str, layer: &str, next: &str| {
-            let key = vec![Some(class.to_string())];
+            let key = vec![index_key(position_in_table.next().expect("endless"))];
             let count = class_counts.get(&key).copied().unwrap_or(0);
             classes.push(ClassRow {
                 class: class.to_string(),
@@ -529,7 +538,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             quality::TPS_TOLERANCE_PARAM
         ));
     }
-    let timed = tally.sum(TIMED, &[SOURCE_COL.to_string()])?;
+    let timed = tally.sum(TIMED, &[FILE_INDEX.to_string()])?;
     for input in inputs
         .iter()
         .filter(|i| i.format == InputFormat::AzureRequestLog)
@@ -539,9 +548,9 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             input.path.display()
         ));
     }
-    for input in inputs {
+    for (i, input) in inputs.iter().enumerate() {
         let path = input.path.display().to_string();
-        if timed.get(&vec![Some(path.clone())]).copied().unwrap_or(0) == 0 {
+        if timed.get(&vec![index_key(i)]).copied().unwrap_or(0) == 0 {
             notes.push(format!(
                 "{path}: no row has a timing field (looked for flat, dotted and `other.timing` fields); every request is insufficient_data"
             ));
@@ -582,7 +591,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
     } else {
         let counts = tally.rows(by)?;
         let fails = tally.sum(FAILED, by)?;
-        let class_counts = tally.rows(&with_keys(by, &["class"]))?;
+        let class_counts = tally.rows(&with_keys(by, &[CLASS_INDEX]))?;
         let mut metrics = metric_rows(by, &by_group)?;
         let order = rules.class_order();
         let groups = counts
@@ -590,9 +599,10 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             .map(|(key, rows)| {
                 let classes = order
                     .iter()
-                    .filter_map(|c| {
+                    .enumerate()
+                    .filter_map(|(i, c)| {
                         let mut k = key.clone();
-                        k.push(Some(c.to_string()));
+                        k.push(index_key(i));
                         class_counts.get(&k).map(|n| Count {
                             name: c.to_string(),
                             count: *n,

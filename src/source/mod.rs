@@ -32,6 +32,9 @@ pub const SOURCE_COL: &str = "source_file";
 /// Column holding the 1-based row within its file, as polars numbers them (blank lines and
 /// a CSV header are not rows; `Locations` turns a row into the line it begins on).
 pub const ROW_COL: &str = "source_row";
+/// Column holding the position of a row's file among the run's inputs: what aggregates
+/// per file group on (the path, `source_file`, is a string per request).
+pub const FILE_INDEX: &str = "__file";
 /// Column naming the line a request's row begins on in a CSV or JSON-lines input (null for
 /// Parquet and JSON arrays, which have no lines); `source_row` counts rows.
 pub const LINE_COL: &str = "source_line";
@@ -326,7 +329,10 @@ pub fn load(
         };
         // Partition keys as text labels (null where this file's path has no such folder).
         let values = partition_values(path);
-        let mut extra = vec![line.alias(LINE_COL)];
+        let mut extra = vec![
+            line.alias(LINE_COL),
+            lit(inputs.len() as u32).alias(FILE_INDEX),
+        ];
         for key in &keys {
             let v = values
                 .iter()

@@ -4,13 +4,15 @@
 #
 #     benches/run.sh [ROWS...]        # default 1000000 10000000
 #
-# For each size: generates a gateway log of ROWS requests as flat Parquet, then on that same
-# file, in the same run, times `tracediag analyze`, and the same summary computed by DuckDB
-# and by a Python-polars script (benches/peer_summary.py: the rule table's metrics, an
-# ordered CASE for the class, per class and overall count, failures and p50/p95/p99 of
-# end-to-end and every named metric). Prints wall time, peak RSS (GNU time) and the ratios
-# tracediag ÷ DuckDB. DuckDB and polars (Python) are installed into a virtualenv under
-# ~/.cache on first use.
+# For each size: generates a gateway log of ROWS requests as flat Parquet (row groups of
+# 2^20 rows), then on that same file, in the same run, times the same summary computed by
+# DuckDB and by a Python-polars script (benches/peer_summary.py: the rule table's metrics,
+# an ordered CASE for the class, per class and overall count, failures and p50/p95/p99 of
+# end-to-end and every named metric, and the time span), `tracediag analyze`, `explain
+# --request-id` and `throughput`; up to 1M rows also `report` and `compare --split`, which
+# still hold every request in memory. Prints wall time, peak RSS (GNU time) and the ratios
+# to DuckDB's summary. DuckDB and polars (Python) are installed into a virtualenv under
+# ~/.cache on first use. BENCH_DIR keeps the generated files between runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -35,7 +37,7 @@ timed() {
   printf '%s %.0f\n' "$secs" "$(echo "$kb / 1024" | bc -l)"
 }
 
-printf '%-10s %-26s %9s %9s %11s %11s\n' rows job seconds peak_MB "÷duckdb s" "÷duckdb mem"
+printf '%-10s %-32s %9s %9s %11s %11s\n' rows job seconds peak_MB "÷duckdb s" "÷duckdb mem"
 for rows in "${sizes[@]}"; do
   sub="$dir/$rows"
   mkdir -p "$sub"
@@ -44,10 +46,17 @@ for rows in "${sizes[@]}"; do
   f="$sub/gateway_flat.parquet"
   read -r d_s d_m < <(timed "$py" benches/peer_summary.py duckdb "$f")
   read -r p_s p_m < <(timed "$py" benches/peer_summary.py polars "$f")
-  read -r t_s t_m < <(timed "$bin" analyze "$f" --keep-ids)
-  for job in "duckdb:$d_s:$d_m" "python-polars:$p_s:$p_m" "tracediag analyze:$t_s:$t_m"; do
+  jobs=("duckdb summary:$d_s:$d_m" "python-polars summary:$p_s:$p_m")
+  read -r s m < <(timed "$bin" analyze "$f" --keep-ids); jobs+=("tracediag analyze:$s:$m")
+  read -r s m < <(timed "$bin" explain "$f" --request-id req-0000042 --keep-ids); jobs+=("tracediag explain --request-id:$s:$m")
+  read -r s m < <(timed "$bin" throughput "$f" --keep-ids); jobs+=("tracediag throughput:$s:$m")
+  if [ "$rows" -le 1000000 ]; then
+    read -r s m < <(timed "$bin" report "$f" --keep-ids --out "$sub/report.html" --force); jobs+=("tracediag report:$s:$m")
+    read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
+  fi
+  for job in "${jobs[@]}"; do
     IFS=: read -r name s m <<<"$job"
-    printf '%-10s %-26s %9s %9s %11.2f %11.2f\n' "$rows" "$name" "$s" "$m" \
+    printf '%-10s %-32s %9s %9s %11.2f %11.2f\n' "$rows" "$name" "$s" "$m" \
       "$(echo "$s / $d_s" | bc -l)" "$(echo "$m / $d_m" | bc -l)"
   done
 done

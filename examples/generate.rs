@@ -398,6 +398,10 @@ fn frame(rows: &[Row]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(cols)
 }
 
+/// Rows per Parquet row group: pyarrow's default. (polars' own default is one row group
+/// for the whole file, which makes any reader hold whole columns.)
+const ROW_GROUP: usize = 1 << 20;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rows = 3000usize;
     let mut seed = 20261129u64;
@@ -433,6 +437,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 // Timing as flat columns, for the benchmark's side-by-side peers.
                 let mut df = frame(&data)?;
                 ParquetWriter::new(File::create(dir.join("gateway_flat.parquet"))?)
+                    .with_row_group_size(Some(ROW_GROUP))
                     .finish(&mut df)?;
             }
             "parquet" => {
@@ -444,7 +449,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .with_column(as_struct(vec![as_struct(timing).alias("timing")]).alias("other"))
                     .drop(by_name(TIMING, true, false))
                     .collect()?;
-                ParquetWriter::new(File::create(dir.join("gateway.parquet"))?).finish(&mut df)?;
+                ParquetWriter::new(File::create(dir.join("gateway.parquet"))?)
+                    .with_row_group_size(Some(ROW_GROUP))
+                    .finish(&mut df)?;
             }
             other => return Err(format!("unknown format {other}").into()),
         }

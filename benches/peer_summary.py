@@ -1,0 +1,116 @@
+"""The analyze summary computed by a peer engine, for the benchmark's side-by-side runs.
+
+    python3 benches/peer_summary.py duckdb|polars FILE.parquet [--rules rules/gateway.toml]
+
+Reads the rule table (parameters substituted, metrics in order, rules as an ordered CASE:
+the first match is the class) and computes what `tracediag analyze` shows: per class
+count, failures and p50/p95/p99 (linear interpolation, type 7) of end-to-end and of every
+named metric, and the same overall, with the time span (first and last timestamp). The input must have flat canonical columns (the
+generator's `parquet-flat`). Prints one line per class and one for all requests, so a run
+can be checked by eye against tracediag's table; the benchmark times it.
+
+This is a benchmark peer, not a translation to trust: `tracediag rules --emit sql` (when it
+exists) is the checked one. Division by zero is null here as in tracediag.
+"""
+
+import re
+import sys
+import tomllib
+
+QS = [0.5, 0.95, 0.99]
+
+
+def load(rules_path):
+    with open(rules_path, "rb") as f:
+        t = tomllib.load(f)
+    params = {p["name"]: p["value"] for p in t.get("params", [])}
+    metrics = [(m["name"], m["expr"], "label" in m) for m in t.get("metrics", [])]
+    rules = sorted(t.get("rules", []), key=lambda r: r["order"])
+    default = t.get("default_class", "normal")
+    return params, metrics, rules, default
+
+
+def with_division(expr, params):
+    """Division by zero → null: `a / b` becomes `a / NULLIF(b, 0)` on simple operands."""
+    e = " ".join(expr.split())
+    for name, value in params.items():
+        e = re.sub(rf"\b{name}\b", repr(float(value)), e)
+    e = re.sub(r"/\s*(\([^()]*\)|[A-Za-z_][A-Za-z_0-9]*|[0-9.]+)", r"/ NULLIF(CAST(\1 AS DOUBLE), 0)", e)
+    return e
+
+
+def duckdb_query(path, params, metrics, rules, default):
+    cols = []
+    for name, expr, _ in metrics:
+        cols.append(f"CAST({with_division(expr, params)} AS DOUBLE) AS {name}")
+    case = " ".join(
+        f"WHEN COALESCE(({with_division(r['when'], params)}), FALSE) THEN '{r['class']}'" for r in rules
+    )
+    named = ["total_handler_ms"] + [n for n, _, labelled in metrics if labelled and n != "total_handler_ms"]
+    aggs = ["count(*) AS n", "sum(CASE WHEN outcome IS NOT NULL AND outcome <> 'ok' THEN 1 ELSE 0 END) AS failed"]
+    # The time span, as tracediag's header shows it (the generator writes ISO 8601 text).
+    aggs.append("min(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_min, max(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_max")
+    for m in named:
+        aggs.append(f"quantile_cont({m}, [0.5, 0.95, 0.99]) AS q_{m}")
+    base = f"read_parquet('{path}')"
+    # DuckDB resolves a SELECT's own aliases left to right, so later metrics use earlier ones.
+    metric_sel = ", ".join(cols)
+    return f"""
+WITH m AS (SELECT *, {metric_sel} FROM {base}),
+c AS (SELECT *, CASE {case} ELSE '{default}' END AS class FROM m)
+SELECT class, {", ".join(aggs)} FROM c GROUP BY GROUPING SETS ((class), ()) ORDER BY class NULLS LAST
+"""
+
+
+def run_duckdb(path, rules_path):
+    import duckdb
+
+    q = duckdb_query(path, *load(rules_path))
+    con = duckdb.connect()
+    for row in con.execute(q).fetchall():
+        print(row[0] or "(all)", row[1], row[2], row[3], row[4], row[5])
+
+
+def run_polars(path, rules_path):
+    import polars as pl
+
+    params, metrics, rules, default = load(rules_path)
+    ctx = pl.SQLContext()
+    lf = pl.scan_parquet(path)
+    # Metrics one by one (each may use the ones before), then the ordered CASE.
+    for name, expr, _ in metrics:
+        ctx.register("t", lf)
+        lf = ctx.execute(f"SELECT *, CAST({with_division(expr, params)} AS DOUBLE) AS {name} FROM t")
+    ctx.register("t", lf)
+    case = " ".join(
+        f"WHEN COALESCE(({with_division(r['when'], params)}), FALSE) THEN '{r['class']}'" for r in rules
+    )
+    lf = ctx.execute(f"SELECT *, CASE {case} ELSE '{default}' END AS class FROM t")
+    named = ["total_handler_ms"] + [n for n, _, labelled in metrics if labelled and n != "total_handler_ms"]
+    failed = (pl.col("outcome").is_not_null() & (pl.col("outcome") != "ok")).sum().alias("failed")
+    ts = pl.col("timestamp").str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_unit="ms", strict=False)
+    aggs = [pl.len().alias("n"), failed, ts.min().alias("t_min"), ts.max().alias("t_max")]
+    for m in named:
+        for q in QS:
+            aggs.append(pl.col(m).quantile(q, "linear").alias(f"{m}_{q}"))
+    per_class = lf.group_by("class").agg(aggs)
+    overall = lf.select(aggs).with_columns(pl.lit(None, pl.String).alias("class"))
+    res = pl.collect_all([per_class, overall], engine="streaming")
+    out = pl.concat([res[0], res[1].select(res[0].columns)]).sort("class", nulls_last=True)
+    for row in out.iter_rows():
+        print(row[0] or "(all)", row[1], row[2], row[3], row[4], row[5:8])
+
+
+def main():
+    args = sys.argv[1:]
+    rules_path = "rules/gateway.toml"
+    if "--rules" in args:
+        i = args.index("--rules")
+        rules_path = args[i + 1]
+        del args[i : i + 2]
+    engine, path = args
+    {"duckdb": run_duckdb, "polars": run_polars}[engine](path, rules_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -320,3 +320,59 @@ fn beyond(last: &Example) -> Expr {
         .gt(lit(last.key.clone()))
         .or(key.eq(lit(last.key.clone())).and(row.gt(lit(last.row))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check whose first batch is all one id (more rows of it than a batch holds) looks
+    /// past it for the next ids; ids and file positions sort together, rows by number.
+    #[test]
+    fn examples_look_past_an_id_flagged_many_times() {
+        let n = EXAMPLE_BATCH as usize + 10;
+        let mut ids: Vec<Option<&str>> = vec![Some("a"); n];
+        ids.extend([Some("c"), None, None, Some("b")]);
+        let rows: Vec<i64> = (1..=ids.len() as i64).collect();
+        let files = vec!["f.csv"; ids.len()];
+        let flag = vec![true; ids.len()];
+        let df = df!(
+            "request_id" => ids,
+            SOURCE_COL => files,
+            ROW_COL => rows,
+            "dq_negative" => flag,
+        )
+        .unwrap();
+        let lf = df.lazy();
+        let first = stats::collect_all(example_queries(&lf, &[NEGATIVE])).unwrap();
+        let found = examples(&lf, &[NEGATIVE], first).unwrap();
+        let keys: Vec<(&str, i64)> = found[0].iter().map(|e| (e.key.as_str(), e.row)).collect();
+        // "a" < "b" < "c" < "f.csv": the rows without an id come last here.
+        assert_eq!(keys, [("a", 0), ("b", 0), ("c", 0)]);
+
+        // Without ids, by file and row number (row 9 before row 10).
+        let df = df!(
+            "request_id" => [None::<&str>, None, None],
+            SOURCE_COL => ["f.csv", "f.csv", "e.csv"],
+            ROW_COL => [10i64, 9, 11],
+            "dq_negative" => [true, true, false],
+        )
+        .unwrap();
+        let lf = df.lazy();
+        let first = stats::collect_all(example_queries(&lf, &[NEGATIVE])).unwrap();
+        let found = examples(&lf, &[NEGATIVE], first).unwrap();
+        let keys: Vec<(&str, i64)> = found[0].iter().map(|e| (e.key.as_str(), e.row)).collect();
+        assert_eq!(keys, [("f.csv", 9), ("f.csv", 10)]);
+    }
+
+    /// Ids seen twice are found (and only those); a missing id is never a duplicate.
+    #[test]
+    fn duplicate_ids_are_confirmed_by_the_ids() {
+        let df = df!(
+            "request_id" => [Some("x"), Some("y"), Some("x"), None, None, Some("z"), Some("y")],
+        )
+        .unwrap();
+        let dups = duplicate_ids(df.lazy()).unwrap();
+        let got: Vec<&str> = dups.str().unwrap().iter().flatten().collect();
+        assert_eq!(got, ["x", "y"]);
+    }
+}

@@ -1,8 +1,9 @@
 //! The main job: the summary of a gateway log, asked of the lazy plan (`plan`) as
-//! aggregates. One streaming pass tallies rows, failures, flags and estimates per (group,
-//! class, outcome, streaming, file); two more give the exact percentiles of every named
-//! metric at every level (`stats::exact`); the data-quality examples are a top-k per
-//! check. Memory is bounded by what the summary shows, not by the number of requests.
+//! aggregates, in two streaming passes. The first tallies rows, failures, flags and
+//! estimates per (group, class, outcome, streaming, file) and builds every named metric's
+//! histogram; the second takes the exact values at the ranks the percentiles need
+//! (`stats::exact`) and the data-quality examples (a top-k per check). No query holds the
+//! per-request frame: each keeps what the summary shows.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -86,7 +87,7 @@ pub struct Analysis {
 
 impl Analysis {
     /// The whole per-request frame, for the commands that still take one apart in memory
-    /// (`report`, `compare`, `explain`, `throughput`).
+    /// (`report`, `compare`).
     pub fn collected(self) -> Result<Collected> {
         Ok(Collected {
             frame: self.plan.collect()?,

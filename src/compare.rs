@@ -37,6 +37,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 use crate::analyze::{self, iso_ms};
 use crate::catalogue;
 use crate::error::{Error, Result};
+use crate::plan;
 use crate::ruleset::RuleSet;
 use crate::source::{self, SOURCE_COL};
 use crate::stats;
@@ -590,18 +591,23 @@ impl Default for Settings {
 /// Read, analyse and split the inputs, then compare.
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let mut bad_rows = vec![];
+    // Each cohort's rows, from the plan (compare takes them apart in memory; it needs no
+    // analyze summary).
     let mut analyse = |inputs: &[PathBuf]| -> Result<DataFrame> {
-        let a = analyze::run(
-            rules,
-            &analyze::Options {
-                inputs: inputs.to_vec(),
-                by: vec![],
-                ..opts.read.clone()
-            },
-        )?
-        .collected()?;
-        bad_rows.extend(a.summary.bad_rows);
-        Ok(a.frame)
+        let read = analyze::Options {
+            inputs: inputs.to_vec(),
+            by: vec![],
+            ..opts.read.clone()
+        };
+        analyze::check(rules, &read)?;
+        let plan = plan::build(rules, &read)?;
+        bad_rows.extend(analyze::bad_rows(
+            &plan.inputs,
+            read.on_bad_row,
+            plan.unparsed_skipped,
+            plan.skipped_examples.clone(),
+        ));
+        plan.collect()
     };
     let names = |p: &[PathBuf]| {
         p.iter()

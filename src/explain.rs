@@ -4,8 +4,9 @@
 //! origin, and whether it rests on the estimated t1 offset), its class and tags, every rule
 //! of the table with the values its condition used and the thresholds they met, and its
 //! place among its cohort (same model and channel). For a class: its worst requests by the
-//! rule's `look_at` figure. Everything here is plain data, computed from the analysed frame;
-//! `report::explain` renders it.
+//! rule's `look_at` figure. Everything here is plain data, asked of the plan: the rows
+//! explained are the only ones collected, the cohorts are aggregates; `report::explain`
+//! renders it.
 
 use std::collections::BTreeMap;
 

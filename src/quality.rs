@@ -94,10 +94,10 @@ pub fn tps_check_available(rules: &RuleSet) -> bool {
 /// Fixed seeds: the hashes (and so which ids a pass looks at) are the same in every run.
 const ID_HASH_SEEDS: [u64; 4] = [0x7472_6163, 0x6564_6961, 0x6720_6964, 0x7320_0001];
 
-/// The request ids that appear more than once, in bounded memory: a streaming pass counts
-/// rows per 64-bit hash of the id (8 bytes a distinct id, never the ids themselves); a
-/// second pass confirms exactly, by the ids themselves, the few hashes seen twice, so a
-/// hash collision between two ids is never called a duplicate. Nulls never count.
+/// The request ids that appear more than once. A streaming pass counts rows per 64-bit
+/// hash of the id (a hash-table entry per distinct id, never the id strings); a second
+/// pass confirms exactly, by the ids themselves, the few hashes seen twice, so a hash
+/// collision between two ids is never called a duplicate. Nulls never count.
 pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Series> {
     let [k0, k1, k2, k3] = ID_HASH_SEEDS;
     let id = col("request_id");

@@ -207,8 +207,8 @@ pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
 }
 
 /// Stream the plan's output rows (rows in input order, the output columns only) to `path`
-/// with polars' streaming sink, atomically: nothing of the per-request frame is held in
-/// memory, and a failed or interrupted run leaves no output.
+/// with polars' streaming sink, atomically: the per-request frame is never collected, and
+/// a failed or interrupted run leaves no output.
 pub fn sink(plan: &Plan, rules: &RuleSet, path: &Path, format: OutFormat) -> Result<()> {
     let lf = plan
         .lf

@@ -64,22 +64,9 @@ pub fn sums(lf: LazyFrame, keys: &[String], e: Expr) -> PolarsResult<BTreeMap<Ke
         .collect())
 }
 
-/// Sum of a boolean column per group.
+/// Sum of a boolean column per group (null counts as false).
 pub fn trues(lf: LazyFrame, keys: &[String], flag: Expr) -> PolarsResult<BTreeMap<Key, u64>> {
-    let df = grouped(
-        lf,
-        keys,
-        vec![flag
-            .fill_null(lit(false))
-            .cast(DataType::UInt64)
-            .sum()
-            .alias("__sum")],
-    )?;
-    let key_cols = key_columns(&df, keys)?;
-    let sums = df.column("__sum")?.u64()?;
-    Ok((0..df.height())
-        .map(|i| (key_cols[i].clone(), sums.get(i).unwrap_or(0)))
-        .collect())
+    sums(lf, keys, flag.fill_null(lit(false)))
 }
 
 fn grouped(lf: LazyFrame, keys: &[String], aggs: Vec<Expr>) -> PolarsResult<DataFrame> {

@@ -235,10 +235,12 @@ impl IdArgs {
 
 #[derive(Debug, Args)]
 struct AnalyzeArgs {
-    /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
+    /// Log files, directories (every log file below; key=value folders become columns) or
+    /// glob patterns (Parquet, CSV, JSON lines, JSON arrays).
     #[arg(required = true, value_name = "FILE")]
     inputs: Vec<String>,
-    /// Also summarise per group of these label columns, e.g. --by model,channel.
+    /// Also summarise per group of these label columns (or partition keys of a
+    /// key=value folder tree), e.g. --by model,channel.
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     by: Vec<String>,
     /// Write one row per request (.parquet, .csv or .jsonl).
@@ -312,7 +314,8 @@ struct CompareArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["request_id", "class"])))]
 struct ExplainArgs {
-    /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
+    /// Log files, directories (every log file below; key=value folders become columns) or
+    /// glob patterns (Parquet, CSV, JSON lines, JSON arrays).
     #[arg(required = true, value_name = "FILE")]
     inputs: Vec<String>,
     /// Explain this request: every row with this id, in input order.
@@ -335,7 +338,8 @@ struct ExplainArgs {
 
 #[derive(Debug, Args)]
 struct ReportArgs {
-    /// Log files or glob patterns (Parquet, CSV, JSON lines, JSON arrays).
+    /// Log files, directories (every log file below; key=value folders become columns) or
+    /// glob patterns (Parquet, CSV, JSON lines, JSON arrays).
     #[arg(required = true, value_name = "FILE")]
     inputs: Vec<String>,
     /// The report file: .html (self-contained, inline SVG charts) or .md (tables).

@@ -68,6 +68,9 @@ fn a_hive_partitioned_directory_reads_as_one_source() {
     .unwrap();
     std::fs::write(day2.join("notes.txt"), "not a log").unwrap();
     std::fs::write(day2.join(".part-1.jsonl"), "{\"hidden\": true}\n").unwrap();
+    // A link back up the tree is not followed (it would never end).
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("logs"), day2.join("loop")).unwrap();
     let logs = dir.path().join("logs");
     let text = ok(&[
         "analyze",

@@ -113,9 +113,9 @@ pub struct Input {
 const LOG_EXTENSIONS: [&str; 7] = ["parquet", "pq", "csv", "tsv", "jsonl", "ndjson", "json"];
 
 /// Expand globs and directories, and check that every path names a readable file. A
-/// directory stands for every log file below it (by extension, hidden files and folders
-/// left out), in path order: a hive-partitioned tree (`logs/date=2026-11-23/part-0.parquet`)
-/// reads as one source.
+/// directory stands for every log file below it (by extension; hidden files and folders
+/// and links to folders left out), in path order: a hive-partitioned tree
+/// (`logs/date=2026-11-23/part-0.parquet`) reads as one source.
 pub fn expand(patterns: &[String]) -> Result<Vec<PathBuf>> {
     let mut out = vec![];
     for p in patterns {
@@ -165,12 +165,18 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
         if entry.file_name().to_string_lossy().starts_with(['.', '_']) {
             continue;
         }
-        if path.is_dir() {
+        // The entry's own type: a link to a folder is not followed (a link back up the
+        // tree would never end); a link to a file is read like the file.
+        let kind = entry
+            .file_type()
+            .map_err(|e| Error::input(&path, format!("cannot read: {e}")))?;
+        if kind.is_dir() {
             walk(&path, found)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| LOG_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        } else if (kind.is_file() || path.is_file())
+            && path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| LOG_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
         {
             found.push(path);
         }

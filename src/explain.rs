@@ -23,7 +23,7 @@ use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
 use crate::ruleset::types::{self, Arith, Cmp, Func, Node, Ty};
 use crate::ruleset::RuleSet;
 use crate::source::{self, Locations, ROW_COL, SOURCE_COL};
-use crate::stats;
+use crate::stats::{self, exact};
 use crate::summary::{round3, tool, BadRows, ClientIds, Pct, RulesInfo, Window};
 
 /// What to explain.
@@ -841,10 +841,8 @@ impl<'a> Ctx<'a> {
             .all
             .clone()
             .filter(same("model", &model).and(same("channel", &channel)));
-        let pcts = stats::percentiles(lf.clone(), &[], &names)?
-            .remove(&vec![])
-            .unwrap_or_default();
-        // Per metric: the cohort's values, and those at or below this request's.
+        // Per metric: the cohort's values, and those at or below this request's. Counted in
+        // the same pass as the percentiles' histograms.
         let mut aggs = vec![len().cast(DataType::UInt64).alias("__requests")];
         for (k, m) in reported.iter().enumerate() {
             let v = col(m.name.as_str()).cast(DataType::Float64);
@@ -867,7 +865,17 @@ impl<'a> Ctx<'a> {
                     .alias(format!("__le{k}").as_str()),
             );
         }
-        let counts = stats::collect(lf.select(aggs))?;
+        let mut first = vec![lf.clone().select(aggs)];
+        first.extend(exact::histogram_queries(&lf, &[], &names));
+        let mut first = stats::collect_all(first)?;
+        let counts = first.remove(0);
+        let ranks = exact::Ranks::locate(&first, &[], &[vec![]], &names)?;
+        let exact_values = stats::collect_all(ranks.queries(&lf))?;
+        let pcts = ranks
+            .finish(&exact_values)?
+            .pop()
+            .and_then(|mut m| m.remove(&vec![]))
+            .unwrap_or_default();
         let count = |name: &str| -> PolarsResult<u64> {
             Ok(counts.column(name)?.u64()?.get(0).unwrap_or(0))
         };

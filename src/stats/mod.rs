@@ -40,27 +40,26 @@ pub fn percentiles(
         .unwrap_or_default())
 }
 
-/// Row counts per group (and per group of `keys` + `sub`, when given).
+/// Row counts per group.
 pub fn counts(lf: LazyFrame, keys: &[String]) -> PolarsResult<BTreeMap<Key, u64>> {
-    let df = grouped(lf, keys, vec![len().cast(DataType::UInt64).alias("__rows")])?;
-    let key_cols = key_columns(&df, keys)?;
-    let rows = df.column("__rows")?.u64()?;
-    Ok((0..df.height())
-        .map(|i| (key_cols[i].clone(), rows.get(i).unwrap_or(0)))
-        .collect())
+    let df = grouped(lf, keys, vec![len().cast(DataType::UInt64).alias("__n")])?;
+    by_key(&df, keys)
 }
 
 /// Sum of an integer expression per group.
 pub fn sums(lf: LazyFrame, keys: &[String], e: Expr) -> PolarsResult<BTreeMap<Key, u64>> {
-    let df = grouped(
-        lf,
-        keys,
-        vec![e.cast(DataType::UInt64).sum().alias("__sum")],
-    )?;
-    let key_cols = key_columns(&df, keys)?;
-    let sums = df.column("__sum")?.u64()?;
-    Ok((0..df.height())
-        .map(|i| (key_cols[i].clone(), sums.get(i).unwrap_or(0)))
+    let df = grouped(lf, keys, vec![e.cast(DataType::UInt64).sum().alias("__n")])?;
+    by_key(&df, keys)
+}
+
+/// A grouped result's `__n` column by its key.
+fn by_key(df: &DataFrame, keys: &[String]) -> PolarsResult<BTreeMap<Key, u64>> {
+    let key_cols = key_columns(df, keys)?;
+    let n = df.column("__n")?.u64()?;
+    Ok(key_cols
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, n.get(i).unwrap_or(0)))
         .collect())
 }
 

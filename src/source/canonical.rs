@@ -15,6 +15,7 @@ use polars::prelude::*;
 use crate::catalogue::{Kind, FIELDS};
 use crate::error::{Error, Result};
 
+use super::timestamp;
 use super::{ROW_COL, SOURCE_COL};
 
 /// Where one canonical field comes from in a given file.
@@ -63,9 +64,6 @@ impl Mapping {
 }
 
 const JSON_COL: &str = "__other_decoded";
-/// Text timestamps parsed with a `T` and with a space between date and time.
-const TS_T: &str = "__timestamp_t";
-const TS_SPACE: &str = "__timestamp_space";
 
 /// Prefix of the per-field flag columns marking values that did not parse.
 pub const UNPARSED_PREFIX: &str = "__unparsed_";
@@ -205,8 +203,9 @@ pub fn select(
     // A column of the file named like one of the columns added here (no catalogue field
     // is) would clash with it; the mapping never reads it, so it is renamed out of the way.
     // (Not dropped: a file whose only column it is would then have no rows.)
-    let clashing: Vec<&str> = [ROW_COL, JSON_COL, TS_T, TS_SPACE]
+    let clashing: Vec<&str> = [ROW_COL, JSON_COL]
         .into_iter()
+        .chain(timestamp::INTERNAL)
         .filter(|n| schema.contains(n))
         .collect();
     let free: Vec<String> = clashing
@@ -220,7 +219,7 @@ pub fn select(
         })
         .collect();
     let raw = raw.rename(clashing, free, true);
-    let mut lf = raw.with_row_index(ROW_COL, Some(1));
+    let mut lf = raw.clone().with_row_index(ROW_COL, Some(1));
     let needs_json = mapping
         .fields
         .iter()
@@ -245,7 +244,8 @@ pub fn select(
     if let Some((_, Origin::Column(c), DataType::String)) =
         mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
     {
-        lf = lf.with_columns(parse_timestamps(col(c.as_str())));
+        let forms = timestamp::forms(&raw, c);
+        lf = timestamp::parse_text_column(lf, c, &forms);
     }
     let kinds: BTreeMap<&str, Kind> = FIELDS.iter().map(|f| (f.name, f.kind)).collect();
     let mut exprs = vec![];
@@ -301,39 +301,6 @@ pub fn select(
     };
     exprs.push(unreadable.alias(UNREADABLE_COL));
     lf.select(exprs).with_column(outcome_expr())
-}
-
-/// ISO 8601 in UTC: `…T…Z` or a space instead of `T`, with or without fractions (`%.f`
-/// accepts both). Other offsets do not parse and are counted as unparsed. Each format is
-/// its own column so each parse runs once, however often the value is used.
-fn parse_timestamps(e: Expr) -> [Expr; 2] {
-    let t = e
-        .str()
-        .strip_chars(lit(NULL))
-        .str()
-        .strip_chars_end(lit("Zz"));
-    let parse = |fmt: &str, name: &str| {
-        t.clone()
-            .str()
-            .to_datetime(
-                Some(TimeUnit::Milliseconds),
-                None,
-                StrptimeOptions {
-                    format: Some(fmt.into()),
-                    strict: false,
-                    exact: true,
-                    // Timestamps are nearly all distinct: a cache of parsed values only
-                    // costs (measured: 1.4 % of a run in its LRU bookkeeping).
-                    cache: false,
-                },
-                lit("raise"),
-            )
-            .alias(name)
-    };
-    [
-        parse("%Y-%m-%dT%H:%M:%S%.f", TS_T),
-        parse("%Y-%m-%d %H:%M:%S%.f", TS_SPACE),
-    ]
 }
 
 fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
@@ -404,29 +371,11 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
             DataType::Datetime(_, _) | DataType::Date => {
                 e.cast(DataType::Datetime(TimeUnit::Milliseconds, None))
             }
-            // Parsed once, before the projection (see `parse_timestamps`).
-            // ISO 8601 (parsed once, before the projection: see `parse_timestamps`), or
-            // a Unix time written as text (CSV).
-            DataType::String => when(col(TS_T).is_not_null())
-                .then(col(TS_T))
-                .when(col(TS_SPACE).is_not_null())
-                .then(col(TS_SPACE))
-                .otherwise(unix_time(e.str().strip_chars(lit(NULL)))),
-            _ => unix_time(e),
+            // Parsed before the projection (see `timestamp`).
+            DataType::String => col(timestamp::PARSED),
+            _ => timestamp::unix_time(e),
         },
     }
-}
-
-/// Unix epoch: seconds (new-api's created_at) or milliseconds, told apart by size.
-fn unix_time(e: Expr) -> Expr {
-    let v = e.cast(DataType::Float64);
-    when(v.clone().is_finite().not())
-        .then(lit(NULL).cast(DataType::Float64))
-        .when(v.clone().gt(lit(1e11)).or(v.clone().lt(lit(-1e11))))
-        .then(v.clone())
-        .otherwise(v * lit(1000.0))
-        .cast(DataType::Int64)
-        .cast(DataType::Datetime(TimeUnit::Milliseconds, None))
 }
 
 /// `outcome` normalised to ok / error / cancelled / timeout (other values kept, lower

@@ -14,6 +14,7 @@ mod json;
 mod location;
 mod parquet;
 pub mod rowcheck;
+mod timestamp;
 
 use std::fmt;
 use std::io::Read;

@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use polars::prelude::*;
+use rand_distr::{Beta, Distribution};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -263,7 +264,7 @@ pub struct Bootstrap {
     pub method: &'static str,
 }
 
-pub const BOOTSTRAP_METHOD: &str = "percentile bootstrap: each cohort resampled with replacement at its own size (SplitMix64), type-7 quantiles of each resample, the interval between the 2.5th and 97.5th percentiles of the resampled shifts B − A";
+pub const BOOTSTRAP_METHOD: &str = "percentile bootstrap: each cohort resampled with replacement at its own size (SplitMix64; a resample's order statistics drawn directly, U(k) ~ Beta(k, n + 1 - k), so the cost does not grow with n), type-7 quantiles of each resample, the interval between the 2.5th and 97.5th percentiles of the resampled shifts B − A";
 
 pub const MANN_WHITNEY_METHOD: &str =
     "Mann–Whitney U, two-sided, normal approximation with tie and continuity correction";
@@ -342,6 +343,32 @@ impl SplitMix64 {
     /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2⁻⁴⁰ for any n we use).
     pub fn below(&mut self, n: usize) -> usize {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+
+    /// Uniform in (0, 1): 53 random bits, never 0.
+    pub fn unit_open(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// So that `rand_distr`'s samplers (the bootstrap's Beta) draw from the same seeded stream.
+impl rand_core::TryRng for SplitMix64 {
+    type Error = std::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> std::result::Result<u32, Self::Error> {
+        Ok((self.next_u64() >> 32) as u32)
+    }
+
+    fn try_next_u64(&mut self) -> std::result::Result<u64, Self::Error> {
+        Ok(self.next_u64())
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> std::result::Result<(), Self::Error> {
+        for chunk in dst.chunks_mut(8) {
+            let bytes = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+        Ok(())
     }
 }
 
@@ -465,6 +492,9 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
 /// quantiles of both, keep the difference; the interval runs between the (1 − confidence)/2
 /// and (1 + confidence)/2 type-7 quantiles of those differences. `None` where a cohort is
 /// empty or `resamples` is 0.
+///
+/// A resample is never built: the order statistics a quantile needs are drawn directly
+/// (`OrderDraw`), with the same distribution, so the cost does not grow with the cohorts.
 pub fn bootstrap_shift(
     a: &[f64],
     b: &[f64],
@@ -478,15 +508,15 @@ pub fn bootstrap_shift(
     }
     let a = sorted(a);
     let b = sorted(b);
-    let mut counts = vec![];
-    let mut qa = vec![0.0; qs.len()];
-    let mut qb = vec![0.0; qs.len()];
+    let draws =
+        |v: &[f64]| -> Vec<OrderDraw> { qs.iter().map(|q| OrderDraw::new(v.len(), *q)).collect() };
+    let (da, db) = (draws(&a), draws(&b));
     let mut diffs: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); qs.len()];
     for _ in 0..resamples {
-        resample_quantiles(&a, qs, rng, &mut counts, &mut qa);
-        resample_quantiles(&b, qs, rng, &mut counts, &mut qb);
         for (k, d) in diffs.iter_mut().enumerate() {
-            d.push(qb[k] - qa[k]);
+            let qa = da[k].draw(&a, rng);
+            let qb = db[k].draw(&b, rng);
+            d.push(qb - qa);
         }
     }
     let lo = (1.0 - confidence) / 2.0;
@@ -499,42 +529,48 @@ pub fn bootstrap_shift(
         .collect()
 }
 
-/// Type-7 quantiles of one resample of `sorted`, drawn as counts per value (no sort needed).
-fn resample_quantiles(
-    sorted: &[f64],
-    qs: &[f64],
-    rng: &mut SplitMix64,
-    counts: &mut Vec<u32>,
-    out: &mut [f64],
-) {
-    let n = sorted.len();
-    counts.clear();
-    counts.resize(n, 0);
-    for _ in 0..n {
-        counts[rng.below(n)] += 1;
-    }
-    // The k-th smallest value of the resample (0-based).
-    let order_stat = |k: usize, counts: &[u32]| -> f64 {
-        let mut cum = 0usize;
-        for (i, c) in counts.iter().enumerate() {
-            cum += *c as usize;
-            if cum > k {
-                return sorted[i];
-            }
-        }
-        sorted[n - 1]
-    };
-    for (o, q) in out.iter_mut().zip(qs) {
+/// The type-7 quantile q of a resample (with replacement, size n) of n sorted values,
+/// drawn without building the resample.
+///
+/// Resampling is drawing n uniforms U and taking `sorted[⌈n·U⌉ − 1]`, a non-decreasing
+/// map; so the resample's k-th smallest value is `sorted[⌈n·U₍ₖ₎⌉ − 1]` where U₍ₖ₎, the
+/// k-th smallest of n uniforms, is Beta(k, n + 1 − k). The next one up, which type 7
+/// interpolates towards, is the smallest of the n − k uniforms above U₍ₖ₎:
+/// U₍ₖ₎ + (1 − U₍ₖ₎)·Beta(1, n − k), and Beta(1, m) is 1 − W^(1/m) for a uniform W.
+pub struct OrderDraw {
+    n: usize,
+    /// 1-based rank of the lower order statistic: ⌊(n − 1)·q⌋ + 1.
+    k: usize,
+    frac: f64,
+    lower: Beta<f64>,
+}
+
+impl OrderDraw {
+    pub fn new(n: usize, q: f64) -> Self {
         let h = (n - 1) as f64 * q;
-        let lo = h.floor() as usize;
-        let hi = (lo + 1).min(n - 1);
-        let x_lo = order_stat(lo, counts);
-        let frac = h - lo as f64;
-        *o = if frac > 0.0 {
-            x_lo + frac * (order_stat(hi, counts) - x_lo)
-        } else {
-            x_lo
-        };
+        let k = h.floor() as usize + 1;
+        OrderDraw {
+            n,
+            k,
+            frac: h - (k - 1) as f64,
+            lower: Beta::new(k as f64, (n + 1 - k) as f64).expect("1 ≤ k ≤ n"),
+        }
+    }
+
+    /// One draw, from `sorted` (the n values).
+    pub fn draw(&self, sorted: &[f64], rng: &mut SplitMix64) -> f64 {
+        let n = self.n;
+        let at = |u: f64| sorted[((n as f64 * u).ceil() as usize).clamp(1, n) - 1];
+        let u = self.lower.sample(rng);
+        let x = at(u);
+        if self.frac == 0.0 || self.k == n {
+            return x;
+        }
+        // 1 − W^(1/m), computed as −expm1(ln W / m) so that it keeps its digits when m is
+        // in the millions.
+        let w = rng.unit_open();
+        let next = u - (1.0 - u) * (w.ln() / (n - self.k) as f64).exp_m1();
+        x + self.frac * (at(next) - x)
     }
 }
 

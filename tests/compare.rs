@@ -585,3 +585,46 @@ fn differing_pair(dir: &Path) -> (PathBuf, PathBuf) {
     write_log(&pb, &b);
     (pa, pb)
 }
+
+/// The bootstrap draws a resample's quantile through order statistics instead of building
+/// the resample. Both ways must give the same distribution: over many draws from a small
+/// sample, the mean and the spread of the drawn p50 and p95 agree with brute-force
+/// resampling (an off-by-one rank in the Beta parameters moves the mean by a whole value).
+#[test]
+fn order_statistic_draws_match_brute_force_resampling() {
+    let sorted: Vec<f64> = (0..40).map(|i| (i * i) as f64).collect();
+    let n = sorted.len();
+    let draws = 20_000;
+    for q in [0.5, 0.95] {
+        let quick = compare::OrderDraw::new(n, q);
+        let mut rng = SplitMix64::new(7);
+        let a: Vec<f64> = (0..draws).map(|_| quick.draw(&sorted, &mut rng)).collect();
+        let mut rng = SplitMix64::new(8);
+        let b: Vec<f64> = (0..draws)
+            .map(|_| {
+                let mut r: Vec<f64> = (0..n).map(|_| sorted[rng.below(n)]).collect();
+                r.sort_by(f64::total_cmp);
+                tracediag::stats::quantile7(&r, q).unwrap()
+            })
+            .collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let sd = |v: &[f64]| {
+            let m = mean(v);
+            (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64).sqrt()
+        };
+        // Standard error of the difference of means: about sd·√(2/draws) ≈ 0.01·sd.
+        let tolerance = 0.05 * sd(&b);
+        assert!(
+            (mean(&a) - mean(&b)).abs() < tolerance,
+            "q {q}: mean {} vs {}",
+            mean(&a),
+            mean(&b)
+        );
+        assert!(
+            (sd(&a) / sd(&b) - 1.0).abs() < 0.05,
+            "q {q}: sd {} vs {}",
+            sd(&a),
+            sd(&b)
+        );
+    }
+}

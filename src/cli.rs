@@ -367,6 +367,18 @@ struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Print the table as a file to copy and edit instead of the summary: `toml` is the
+    /// rule file itself, byte for byte (the shipped rules/gateway.toml, or the --rules
+    /// file once it checks). --set does not apply: edit the copy's values.
+    #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with_all = ["format", "set"])]
+    emit: Option<Emit>,
+}
+
+/// What `rules --emit` writes.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Emit {
+    /// The rule file's TOML source.
+    Toml,
 }
 
 #[derive(Debug, Subcommand)]
@@ -651,6 +663,9 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
 
 fn rules_cmd(a: RulesArgs) -> Result<()> {
     match a.action {
+        Some(RulesAction::Check { .. }) if a.emit.is_some() => Err(Error::Usage(
+            "--emit prints one table; `rules check` prints none: use one or the other".into(),
+        )),
         Some(RulesAction::Check { files }) => {
             let mut text = String::new();
             for f in files {
@@ -665,6 +680,11 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
                 ));
             }
             emit(&text)
+        }
+        None if a.emit.is_some() => {
+            // The table is checked before it is printed: what is emitted always loads.
+            let rules = load_rules(&a.rule_args)?;
+            emit(&rules.text)
         }
         None => {
             let rules = load_rules(&a.rule_args)?;

@@ -72,6 +72,9 @@ pub struct Rule {
 pub struct RuleSet {
     /// Where it came from, as given (used in reports).
     pub source: String,
+    /// The file's text, exactly as loaded: what `tracediag rules --emit toml` prints, for a
+    /// user to copy and edit.
+    pub text: String,
     /// The fields its expressions are written against.
     pub catalogue: Catalogue,
     pub name: String,
@@ -573,6 +576,7 @@ impl Loader<'_> {
             .collect();
         Ok(RuleSet {
             source: self.file.to_string(),
+            text: self.src.to_string(),
             catalogue: self.catalogue.get(),
             name: raw.name.get_ref().clone(),
             description: raw.description.clone(),

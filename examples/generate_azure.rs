@@ -12,8 +12,8 @@
 //! Two deployments, one per metric-name family, so that a reader must map both names onto
 //! one figure: `gpt-4o-chat` is exported under the Azure OpenAI names
 //! (`AzureOpenAITTLTInMS`, …), `gpt-4o-batch` under the newer Foundry "Models" names
-//! (`TimeToLastByte`, …). Names, units and dimensions follow the metric catalogue in the
-//! research notes (`azure.md` §4).
+//! (`TimeToLastByte`, …). Names, units and dimensions follow the metric catalogue in
+//! docs/azure.md §4.
 //!
 //! Outside the unexplained-TTLT episode every window satisfies the latency formula within
 //! noise: TTLT = Time to Response + TBT × generated tokens per request, where the averages
@@ -265,7 +265,7 @@ const PROFILES: [Profile; 2] = [
     },
 ];
 
-/// Stream-type values as the request metric writes them (research §4.3).
+/// Stream-type values as the request metric writes them (docs/azure.md §4.2).
 const STREAM_TYPES: [&str; 2] = ["Streaming", "Non-Streaming"];
 
 /// What one deployment did in one window. `None` everywhere but PTU in idle windows.

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-/// A point on the request timeline (SPEC §1). All gateway timestamps share one clock.
+/// A point on the request timeline (README.md, "The timeline and the metric names"). All gateway timestamps share one clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Event {
     T0,

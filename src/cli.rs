@@ -1,5 +1,6 @@
 //! The command line: clap definitions (raw flags), their validation into library
-//! options, dispatch, and the one place that prints. Exit codes: 0 done, 2 error.
+//! options, dispatch, and the one place that prints. Exit codes: 0 done, 1 a finding
+//! asked to fail on (`--strict`), 2 error, 130 interrupted.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,30 @@ macro_rules! say {
 }
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// A command's `--help` epilogue: its examples, then its exit codes (each line at most 80
+/// columns). The codes are main's: 0 done, 1 a finding the user asked to fail on, 2 any
+/// error (clap's usage errors included), 130 the Ctrl-C/SIGTERM handler.
+macro_rules! after_help {
+    ($examples:expr, $codes:expr) => {
+        concat!(
+            "Examples:\n",
+            $examples,
+            "\nExit codes:\n  0    done\n",
+            $codes
+        )
+    };
+}
+macro_rules! exit_2 {
+    () => {
+        "  2    error: bad arguments, unreadable input or bad rule file\n"
+    };
+}
+macro_rules! exit_130 {
+    () => {
+        "  130  interrupted (Ctrl-C, SIGTERM); no partial output is left\n"
+    };
+}
 
 use crate::progress::Progress;
 use tracediag::analyze::{self, Options};
@@ -34,7 +59,17 @@ use tracediag::throughput;
     long_about = "Reads per-request gateway logs (Parquet, CSV, JSON lines, JSON arrays), rebuilds each \
 request's timeline, derives named latency metrics, and tags every request with a class from an \
 ordered rule table (rules/gateway.toml). Azure Monitor metric exports get a class per deployment \
-and window from rules/azure.toml."
+and window from rules/azure.toml.",
+    after_help = after_help!(
+        "  tracediag analyze logs.parquet --by model,channel\n\
+         \x20 tracediag explain logs.parquet --request-id req-42\n\
+         \x20 tracediag rules --emit toml > my_rules.toml\n",
+        concat!(
+            "  1    analyze --strict or compare --strict found what it checks\n",
+            exit_2!(),
+            exit_130!()
+        )
+    )
 )]
 pub struct Cli {
     /// No progress indicator on stderr (it only ever shows on a terminal, for large inputs).
@@ -48,10 +83,31 @@ pub struct Cli {
 enum Command {
     /// Diagnose gateway request logs (class table, named-metric percentiles, data quality)
     /// or Azure Monitor metric exports (a class per deployment and window).
+    #[command(after_help = after_help!(
+        "  tracediag analyze logs.parquet --by model,channel\n\
+         \x20 tracediag analyze 'logs/*.jsonl' --since 2026-11-02T10:00:00Z --out tagged.csv\n\
+         \x20 tracediag analyze metrics/*.json --baseline last_week/*.json\n",
+        concat!(
+            "  1    --strict: a data-quality check flagged a row, or a bad row was skipped\n",
+            exit_2!(),
+            exit_130!()
+        )
+    ))]
     Analyze(AnalyzeArgs),
     /// Show the ordered rule table, or check a rule file.
+    #[command(after_help = after_help!(
+        "  tracediag rules\n\
+         \x20 tracediag rules --emit toml > my_rules.toml\n\
+         \x20 tracediag rules check my_rules.toml\n",
+        "  2    a rule file does not load or check (file:line:column), or bad arguments\n"
+    ))]
     Rules(RulesArgs),
     /// Tokens and requests per minute (min / mean / p95 / max), per deployment or group.
+    #[command(after_help = after_help!(
+        "  tracediag throughput logs.parquet --by model\n\
+         \x20 tracediag throughput metrics/*.json --format json\n",
+        concat!(exit_2!(), exit_130!())
+    ))]
     Throughput(ThroughputArgs),
     /// Compare two cohorts (two inputs, or one split by a label): contract first, then metrics.
     ///
@@ -59,14 +115,40 @@ enum Command {
     /// values. The workload contract is checked first; then p50/p95/p99 of every named
     /// metric side by side with the shift B − A (bootstrap interval, Mann–Whitney test),
     /// and the class mix.
+    #[command(after_help = after_help!(
+        "  tracediag compare before.parquet after.parquet\n\
+         \x20 tracediag compare 'logs/*.parquet' --split channel=ch-east,ch-west\n\
+         \x20 tracediag compare a.csv b.csv --strict --format json\n",
+        concat!(
+            "  1    --strict: the cohorts differ on the workload contract\n",
+            exit_2!(),
+            exit_130!()
+        )
+    ))]
     Compare(CompareArgs),
     /// Explain one request (timeline waterfall, rule evidence against the thresholds, its
     /// cohort's percentiles), or list the worst requests of a class.
+    #[command(after_help = after_help!(
+        "  tracediag explain logs.parquet --request-id req-42\n\
+         \x20 tracediag explain logs.parquet --class action_text_gap --limit 3\n\
+         \x20 tracediag explain logs.parquet --request-id req-42 --format json\n",
+        concat!(exit_2!(), exit_130!())
+    ))]
     Explain(ExplainArgs),
     /// Write the weekly latency report: one self-contained HTML file with inline SVG charts
     /// (--out report.html) or Markdown for a wiki (--out report.md).
+    #[command(after_help = after_help!(
+        "  tracediag report logs.parquet --out report.html\n\
+         \x20 tracediag report 'logs/*.parquet' --out weekly.md --period day\n",
+        concat!(exit_2!(), exit_130!())
+    ))]
     Report(ReportArgs),
     /// List the canonical input fields, their origins and accepted column names.
+    #[command(after_help = after_help!(
+        "  tracediag fields\n\
+         \x20 tracediag fields --catalogue azure\n",
+        "  2    bad arguments\n"
+    ))]
     Fields {
         /// Which catalogue: gateway request logs or Azure Monitor windows.
         #[arg(long, value_enum, default_value = "gateway")]
@@ -367,11 +449,28 @@ struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Print the table as a file to copy and edit instead of the summary: `toml` is the
+    /// rule file itself, byte for byte (the shipped rules/gateway.toml, or the --rules
+    /// file once it checks). --set does not apply: edit the copy's values.
+    #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with_all = ["format", "set"])]
+    emit: Option<Emit>,
+}
+
+/// What `rules --emit` writes.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Emit {
+    /// The rule file's TOML source.
+    Toml,
 }
 
 #[derive(Debug, Subcommand)]
 enum RulesAction {
     /// Load and type-check rule files; exit 2 with a pointed error if one is bad.
+    #[command(after_help = after_help!(
+        "  tracediag rules check my_rules.toml\n\
+         \x20 tracediag rules check rules/*.toml\n",
+        "  2    a file does not load or check (file:line:column), or bad arguments\n"
+    ))]
     Check {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
@@ -651,6 +750,9 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
 
 fn rules_cmd(a: RulesArgs) -> Result<()> {
     match a.action {
+        Some(RulesAction::Check { .. }) if a.emit.is_some() => Err(Error::Usage(
+            "--emit prints one table; `rules check` prints none: use one or the other".into(),
+        )),
         Some(RulesAction::Check { files }) => {
             let mut text = String::new();
             for f in files {
@@ -665,6 +767,11 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
                 ));
             }
             emit(&text)
+        }
+        None if a.emit.is_some() => {
+            // The table is checked before it is printed: what is emitted always loads.
+            let rules = load_rules(&a.rule_args)?;
+            emit(&rules.text)
         }
         None => {
             let rules = load_rules(&a.rule_args)?;
@@ -750,6 +857,83 @@ pub fn main() -> i32 {
         Err(e) => {
             say!("tracediag: error: {e}");
             2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every command and subcommand, with the words that call it.
+    fn commands() -> Vec<(Vec<String>, clap::Command)> {
+        fn walk(
+            path: Vec<String>,
+            cmd: &clap::Command,
+            out: &mut Vec<(Vec<String>, clap::Command)>,
+        ) {
+            out.push((path.clone(), cmd.clone()));
+            for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+                let mut p = path.clone();
+                p.push(sub.get_name().to_string());
+                walk(p, sub, out);
+            }
+        }
+        let mut out = vec![];
+        walk(vec![], &Cli::command(), &mut out);
+        out
+    }
+
+    /// Split an example line as a shell would (single quotes only; `>` ends it).
+    fn words(line: &str) -> Vec<String> {
+        let line = line.split(" > ").next().unwrap_or(line);
+        let mut out = vec![];
+        let mut word = String::new();
+        let mut quoted = false;
+        for c in line.chars() {
+            match c {
+                '\'' => quoted = !quoted,
+                ' ' if !quoted => {
+                    if !word.is_empty() {
+                        out.push(std::mem::take(&mut word));
+                    }
+                }
+                c => word.push(c),
+            }
+        }
+        if !word.is_empty() {
+            out.push(word);
+        }
+        out
+    }
+
+    #[test]
+    fn every_help_has_examples_that_parse_and_the_exit_codes() {
+        for (path, cmd) in commands() {
+            let text = cmd
+                .get_after_help()
+                .unwrap_or_else(|| panic!("`{}` has no examples", path.join(" ")))
+                .to_string();
+            let (examples, codes) = text.split_once("\nExit codes:\n").unwrap();
+            assert!(
+                codes.starts_with("  0    done\n") && codes.contains("\n  2    "),
+                "{text}"
+            );
+            let calls: Vec<&str> = examples.lines().skip(1).filter(|l| !l.is_empty()).collect();
+            assert!((2..=3).contains(&calls.len()), "{text}");
+            for call in calls {
+                let argv = words(call.trim());
+                assert_eq!(argv[0], "tracediag", "{call}");
+                // Each subcommand's examples call that subcommand.
+                assert!(argv[1..].starts_with(&path), "{call} under {path:?}");
+                if let Err(e) = Cli::try_parse_from(&argv) {
+                    panic!("example `{call}` does not parse: {e}");
+                }
+            }
+            for line in text.lines() {
+                assert!(line.chars().count() <= 80, "over 80 columns: {line}");
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! `tracediag compare`: two cohorts of requests side by side (SPEC §3, fair comparison).
+//! `tracediag compare`: two cohorts of requests side by side, compared fairly
+//! (docs/compare.md).
 //!
 //! The cohorts are two input sets (A and B), or one input set split by the values of a
 //! label column. The comparison checks the workload contract first — model ids, streaming

@@ -123,8 +123,15 @@ pub struct Deployment {
     pub median_ttlt_ms: Option<f64>,
     pub median_time_to_response_ms: Option<f64>,
     pub median_tbt_ms: Option<f64>,
+    /// Prompt and generated tokens per request.
     pub median_tokens_per_request: Option<f64>,
+    /// Generated (output) tokens per request: the tokens of the latency formula.
+    pub median_generated_tokens_per_request: Option<f64>,
+    /// Requests per window.
+    pub median_requests: Option<f64>,
+    /// Requests over all the deployment's windows.
     pub requests: Option<f64>,
+    /// 429 answers over all the deployment's windows.
     pub requests_429: Option<f64>,
     pub max_ptu_utilization_pct: Option<f64>,
     pub formula: Option<Fit>,
@@ -539,6 +546,7 @@ fn summarize(
         "time_to_response_avg_ms",
         "tbt_avg_ms",
         "tokens_per_request",
+        "generated_tokens_per_request",
         "requests_total",
         "requests_429_total",
         "ptu_utilization_max_pct",
@@ -585,6 +593,12 @@ fn summarize(
             median_time_to_response_ms: median(pick("time_to_response_avg_ms", &rows)).map(round3),
             median_tbt_ms: median(pick("tbt_avg_ms", &rows)).map(round3),
             median_tokens_per_request: median(pick("tokens_per_request", &rows)).map(round3),
+            median_generated_tokens_per_request: median(pick(
+                "generated_tokens_per_request",
+                &rows,
+            ))
+            .map(round3),
+            median_requests: median(pick("requests_total", &rows)).map(round3),
             requests: sum("requests_total", &rows),
             requests_429: sum("requests_429_total", &rows),
             max_ptu_utilization_pct: pick("ptu_utilization_max_pct", &rows)

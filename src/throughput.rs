@@ -1,6 +1,6 @@
 //! `tracediag throughput`: input and output tokens per minute (TPM) and requests per
 //! minute, per deployment (Azure Monitor exports) or per group (gateway request logs),
-//! summarised as min / mean / p95 / max over the span (SPEC §4).
+//! summarised as min / mean / p95 / max over the span.
 //!
 //! The estimate is conservative: it counts every processed prompt token, ignoring what
 //! prompt caching saves. For gateway logs the minutes of the span with no request count as

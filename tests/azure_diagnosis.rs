@@ -168,6 +168,91 @@ fn the_latency_formula_fits_both_deployments() {
     assert!(median_p("gpt-4o-batch", 20, 59) > 0.05);
 }
 
+/// Issue 19: the "Deployments — medians" table showed the total request count under
+/// `requests` (15,326) and prompt + generated tokens under `tokens/req` (3,634), where
+/// the medians per window are 41 requests and 601 generated tokens (the tokens of the
+/// formula). Each figure is checked against the windows it summarises.
+#[test]
+fn deployments_table_shows_medians_per_window_not_totals() {
+    let a = monitor::run(
+        &RuleSet::azure().unwrap(),
+        &Options {
+            inputs: generated(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let rows = windows_by_deployment(&a);
+    let median_of = |dep: &str, name: &str| {
+        let mut v: Vec<f64> = rows
+            .iter()
+            .zip(f64s(&a, name))
+            .filter(|((d, _, _), _)| d == dep)
+            .filter_map(|(_, x)| x)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    for d in &a.summary.deployments {
+        let near = |x: Option<f64>, y: f64| (x.unwrap() - y).abs() < 1e-3;
+        assert!(
+            near(
+                d.median_requests,
+                median_of(&d.deployment, "requests_total")
+            ),
+            "{d:?}"
+        );
+        assert!(
+            near(
+                d.median_generated_tokens_per_request,
+                median_of(&d.deployment, "generated_tokens_per_request")
+            ),
+            "{d:?}"
+        );
+    }
+    let batch = &a.summary.deployments[0];
+    assert_eq!(batch.deployment, "gpt-4o-batch");
+    assert_eq!(
+        (batch.median_requests, batch.requests),
+        (Some(41.0), Some(15326.0))
+    );
+    let text = tracediag::report::monitor::terminal(&a.summary);
+    let row = text
+        .lines()
+        .find(|l| l.contains("gpt-4o-batch ┆     360"))
+        .unwrap();
+    let cells: Vec<&str> = row.split('┆').map(str::trim).collect();
+    // deployment, windows, TTLT, TTFT, TBT, tokens/req, requests, 429s total, …
+    assert_eq!(cells[5], "601", "{row}");
+    assert_eq!(cells[6], "41.0", "{row}");
+}
+
+/// The table names the export's real interval: real exports at PT1H and PT15M are not
+/// "deployment × minute".
+#[test]
+fn windows_are_named_by_the_exports_interval() {
+    for (name, window) in [
+        ("grafana_7-azure-monitor-response-multi-dimension", "hour"),
+        ("rest-api-specs_2024-02-01_MetricBatchExample", "15 minutes"),
+        ("azure-sdk-for-net_CanQueryMetricsFilter", "minute"),
+    ] {
+        let text = ok(&["analyze", &format!("fixtures/external/azure/{name}.json")]);
+        assert!(
+            text.contains(&format!(" (deployment × {window})   span: ")),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains(&format!("Deployments — medians per deployment × {window},")),
+            "{name}: {text}"
+        );
+    }
+}
+
 fn f64s(a: &monitor::Analysis, name: &str) -> Vec<Option<f64>> {
     let c = a
         .frame

@@ -119,6 +119,54 @@ fn rules_table() {
     insta::assert_snapshot!(ok(&["rules"]));
 }
 
+/// `rules --emit toml` prints the shipped table's source, so a user without a checkout
+/// can copy and edit it. The snapshot is the output; the asserts pin what it must be: the
+/// shipped file byte for byte, and a file that checks clean when written back.
+#[test]
+fn rules_emit_toml() {
+    let text = ok(&["rules", "--emit", "toml"]);
+    insta::assert_snapshot!(text);
+    let shipped = std::fs::read_to_string(root().join("rules/gateway.toml")).unwrap();
+    assert_eq!(text, shipped);
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("my_rules.toml");
+    std::fs::write(&copy, &text).unwrap();
+    let out = ok(&["rules", "check", copy.to_str().unwrap()]);
+    assert!(
+        out.ends_with(": ok — table `gateway`, 9 rules, 18 metrics, 12 parameters\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn rules_emit_toml_prints_the_rules_file_given() {
+    let text = ok(&["rules", "--rules", "rules/azure.toml", "--emit", "toml"]);
+    let file = std::fs::read_to_string(root().join("rules/azure.toml")).unwrap();
+    assert_eq!(text, file);
+    // A file that does not check is not printed as a table: the usual pointed error.
+    let err = fails(&[
+        "rules",
+        "--rules",
+        "fixtures/rules/bad/scaled_point_multiply.toml",
+        "--emit",
+        "toml",
+    ]);
+    assert!(err.contains("scaled_point_multiply.toml:6:31"), "{err}");
+}
+
+#[test]
+fn rules_emit_refuses_what_it_cannot_honour() {
+    // --set would not be in the printed text, and --format is another output.
+    let err = fails(&["rules", "--emit", "toml", "--set", "header_slow_ms=2500"]);
+    assert!(err.contains("cannot be used with"), "{err}");
+    let err = fails(&["rules", "--emit", "toml", "--format", "json"]);
+    assert!(err.contains("cannot be used with"), "{err}");
+    let err = fails(&["rules", "--emit", "toml", "check", "rules/gateway.toml"]);
+    assert!(err.contains("--emit prints one table"), "{err}");
+    let err = fails(&["rules", "--emit", "sql"]);
+    assert!(err.contains("[possible values: toml]"), "{err}");
+}
+
 #[test]
 fn rules_json_lists_every_class_in_order() {
     let v: serde_json::Value = serde_json::from_str(&ok(&["rules", "--format", "json"])).unwrap();

@@ -45,6 +45,13 @@ bad_rule_file!(
     metric_cycle,
     condition_not_boolean,
     long_line,
+    scaled_point_multiply,
+    scaled_point_multiply_left,
+    scaled_point_divide,
+    scaled_point_divide_by,
+    scaled_point_negate,
+    scaled_point_abs,
+    elapsed_of_a_duration,
 );
 
 #[test]
@@ -77,6 +84,76 @@ fn cross_origin_errors_name_both_fields_and_origins() {
         assert!(err.contains("counts from t1 (upstream start)"), "{err}");
         assert!(err.contains("upstream_headers_ms + t1_offset_ms"), "{err}");
     }
+}
+
+/// Issue 19: `first_text_delta_ms - upstream_headers_ms * 1` passed, because a point
+/// times a number was typed as a duration. Every operator that scales a point is refused
+/// where it stands, and names the point's origin and the explicit conversion.
+#[test]
+fn scaling_a_time_point_is_refused_at_the_operator() {
+    for (name, at) in [
+        ("scaled_point_multiply", ":6:31"),
+        ("scaled_point_multiply_left", ":6:31"),
+        ("scaled_point_divide", ":6:31"),
+        ("scaled_point_divide_by", ":8:7"),
+        ("scaled_point_negate", ":6:32"),
+        ("scaled_point_abs", ":6:31"),
+    ] {
+        let err = check(name);
+        assert!(err.contains(&format!("{name}.toml{at}")), "{name}: {err}");
+        assert!(err.contains("a time point: `upstream_headers_ms`"), "{err}");
+        assert!(err.contains("counts from t1 (upstream start)"), "{err}");
+        assert!(err.contains("`elapsed(upstream_headers_ms)`"), "{err}");
+    }
+}
+
+/// The other side of the same change: durations still scale, a point's time since its
+/// origin is a duration when `elapsed` says so, and the result takes part in the same
+/// checks as any duration.
+#[test]
+fn durations_still_scale_and_elapsed_makes_a_point_a_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scale.toml");
+    std::fs::write(
+        &path,
+        r#"name = "scale"
+default_class = "normal"
+
+[[params]]
+name = "share"
+value = 0.5
+unit = "ratio"
+doc = "x"
+
+[[metrics]]
+name = "twice_the_gap_ms"
+expr = "(first_text_delta_ms - first_response_ms) * 2"
+doc = "a same-origin difference is a duration: it scales"
+
+[[metrics]]
+name = "shifted_ms"
+expr = "first_text_delta_ms - auth_ms / 2 - 3 * twice_the_gap_ms"
+doc = "a point minus scaled durations is a point"
+
+[[rules]]
+class = "mostly_headers"
+order = 1
+when = "upstream_headers_ms >= share * elapsed(total_handler_ms) AND output_tokens / elapsed(upstream_headers_ms) * 1000 < 20"
+look_at = "upstream_headers_ms"
+layer = "x"
+next_check = "x"
+detects = "x"
+why = "x"
+"#,
+    )
+    .unwrap();
+    let out = cli(&["rules", "check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with(": ok — table `scale`, 1 rules, 2 metrics, 1 parameters\n"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

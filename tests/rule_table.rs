@@ -54,7 +54,7 @@ fn table_is_well_formed_and_documented() {
     for p in &rules.params {
         assert!(!p.doc.trim().is_empty(), "parameter {} has no doc", p.name);
     }
-    // The SPEC's class names, in the SPEC's order.
+    // The class names and order that rules/README.md documents (and users' filters rely on).
     let names: Vec<&str> = rules.rules.iter().map(|r| r.class.as_str()).collect();
     assert_eq!(
         names,

@@ -1,4 +1,4 @@
-//! The `compare` report: the workload contract first (SPEC §3), then the named metrics side
+//! The `compare` report: the workload contract first (docs/compare.md), then the named metrics side
 //! by side with the shift B − A, then the class mix. Terminal tables and stable JSON; all
 //! figures come computed and rounded from `crate::compare`.
 
@@ -54,7 +54,9 @@ pub fn terminal(c: &Comparison) -> String {
     line(format!("percentiles: {}", c.percentile_method));
     line(String::new());
 
-    line("Workload contract — checked before any ranking (SPEC §3)".into());
+    line(
+        "Workload contract — checked first: a ranking holds only when both cohorts share it".into(),
+    );
     let mut t = table(&["field", "A", "B", "difference (tolerance)", ""], 0..0);
     for k in &c.contract.checks {
         t.add_row(vec![

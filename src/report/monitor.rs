@@ -4,6 +4,48 @@
 
 use super::{fmt_num, fmt_share, table};
 use crate::monitor::Summary;
+use crate::source::azure::interval_ms;
+
+/// What one window is, from the exports' intervals: `minute` for PT1M, `15 minutes`,
+/// `hour`, `day`; `window of PT1M, PT1H` when the exports differ or give no length
+/// (`FULL`), `window` when they say nothing.
+fn window_name(s: &Summary) -> String {
+    let mut given: Vec<&str> = s
+        .inputs
+        .iter()
+        .flat_map(|i| i.intervals.iter().map(String::as_str))
+        .collect();
+    given.sort();
+    given.dedup();
+    let mut lengths: Vec<Option<i64>> = given.iter().map(|i| interval_ms(i)).collect();
+    lengths.sort();
+    lengths.dedup();
+    match lengths.as_slice() {
+        [Some(ms)] => length_name(*ms),
+        [] => "window".into(),
+        _ => format!("window of {}", given.join(", ")),
+    }
+}
+
+/// `60000` → `minute`, `900000` → `15 minutes`, `3600000` → `hour`.
+fn length_name(ms: i64) -> String {
+    const UNITS: [(i64, &str); 5] = [
+        (7 * 86_400_000, "week"),
+        (86_400_000, "day"),
+        (3_600_000, "hour"),
+        (60_000, "minute"),
+        (1_000, "second"),
+    ];
+    for (size, unit) in UNITS {
+        if ms % size == 0 {
+            return match ms / size {
+                1 => unit.to_string(),
+                n => format!("{n} {unit}s"),
+            };
+        }
+    }
+    format!("{ms} ms")
+}
 
 /// `2026-11-02T08:17:00.000Z` → `2026-11-02 08:17` (windows are minutes; the JSON keeps
 /// the full timestamp).
@@ -41,8 +83,9 @@ pub fn terminal(s: &Summary) -> String {
         .as_ref()
         .map(|t| format!("{} → {}", t.start, t.end))
         .unwrap_or_else(|| "none".into());
+    let window = window_name(s);
     line(format!(
-        "windows: {} (deployment × minute)   span: {span}",
+        "windows: {} (deployment × {window})   span: {span}",
         s.windows
     ));
     line(format!("baseline: {}", s.baseline));
@@ -95,7 +138,13 @@ pub fn terminal(s: &Summary) -> String {
     line(t.to_string());
     line(String::new());
 
-    line("Deployments — medians over their windows; formula: OLS of TTLT on TTFT + TBT × tokens/request".into());
+    line(format!(
+        "Deployments — medians per deployment × {window}, except 429s total and PTU max %"
+    ));
+    line(
+        "tokens/req: generated tokens per request; formula: OLS of TTLT on TTFT + TBT × tokens/req"
+            .into(),
+    );
     let mut t = table(
         &[
             "deployment",
@@ -105,7 +154,7 @@ pub fn terminal(s: &Summary) -> String {
             "TBT",
             "tokens/req",
             "requests",
-            "429s",
+            "429s total",
             "PTU max %",
             "formula slope",
             "R²",
@@ -119,8 +168,8 @@ pub fn terminal(s: &Summary) -> String {
             fmt_num(d.median_ttlt_ms),
             fmt_num(d.median_time_to_response_ms),
             fmt_num(d.median_tbt_ms),
-            fmt_num(d.median_tokens_per_request),
-            fmt_num(d.requests),
+            fmt_num(d.median_generated_tokens_per_request),
+            fmt_num(d.median_requests),
             fmt_num(d.requests_429),
             fmt_num(d.max_ptu_utilization_pct),
             d.formula
@@ -161,4 +210,20 @@ pub fn json(s: &Summary) -> String {
     let mut text = serde_json::to_string_pretty(s).expect("a summary always serializes");
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::length_name;
+
+    #[test]
+    fn a_window_is_named_by_its_length() {
+        assert_eq!(length_name(60_000), "minute");
+        assert_eq!(length_name(15 * 60_000), "15 minutes");
+        assert_eq!(length_name(3_600_000), "hour");
+        assert_eq!(length_name(4 * 3_600_000), "4 hours");
+        assert_eq!(length_name(86_400_000), "day");
+        assert_eq!(length_name(90 * 60_000), "90 minutes");
+        assert_eq!(length_name(500), "500 ms");
+    }
 }

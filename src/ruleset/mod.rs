@@ -72,6 +72,9 @@ pub struct Rule {
 pub struct RuleSet {
     /// Where it came from, as given (used in reports).
     pub source: String,
+    /// The file's text, exactly as loaded: what `tracediag rules --emit toml` prints, for a
+    /// user to copy and edit.
+    pub text: String,
     /// The fields its expressions are written against.
     pub catalogue: Catalogue,
     pub name: String,
@@ -573,6 +576,7 @@ impl Loader<'_> {
             .collect();
         Ok(RuleSet {
             source: self.file.to_string(),
+            text: self.src.to_string(),
             catalogue: self.catalogue.get(),
             name: raw.name.get_ref().clone(),
             description: raw.description.clone(),
@@ -738,7 +742,7 @@ expr = "first_response_ms - t2_ms"
 doc = "x"
 [[metrics]]
 name = "share"
-expr = "upstream_headers_ms / total_handler_ms"
+expr = "elapsed(upstream_headers_ms) / elapsed(total_handler_ms)"
 doc = "x"
 [[metrics]]
 name = "tps"
@@ -763,6 +767,47 @@ doc = "x"
         assert_eq!(t["prefill_ms"], Ty::Span);
         assert_eq!(t["share"], Ty::Number);
         assert_eq!(t["tps"], Ty::Rate);
+    }
+
+    #[test]
+    fn a_scaled_duration_is_a_duration_and_shifts_a_point() {
+        let t = metric_types(
+            r#"
+[[metrics]]
+name = "gap_ms"
+expr = "(first_text_delta_ms - first_response_ms) * 2 / 4"
+doc = "x"
+[[metrics]]
+name = "earlier_ms"
+expr = "first_text_delta_ms - 0.5 * gap_ms"
+doc = "x"
+[[metrics]]
+name = "half_e2e_ms"
+expr = "elapsed(total_handler_ms) / 2"
+doc = "x"
+[[metrics]]
+name = "neg_ms"
+expr = "-gap_ms"
+doc = "x"
+"#,
+        );
+        assert_eq!(t["gap_ms"], Ty::Span);
+        assert_eq!(
+            t["earlier_ms"],
+            Ty::Point {
+                origin: Event::T0,
+                marks: None
+            }
+        );
+        assert_eq!(t["half_e2e_ms"], Ty::Span);
+        assert_eq!(t["neg_ms"], Ty::Span);
+    }
+
+    #[test]
+    fn elapsed_is_the_point_itself_once_compiled() {
+        let src = "name = \"t\"\ndefault_class = \"normal\"\n[[metrics]]\nname = \"e_ms\"\nexpr = \"elapsed(total_handler_ms)\"\ndoc = \"x\"\n";
+        let r = RuleSet::parse(src, "t.toml").unwrap();
+        assert_eq!(r.metrics[0].node, Node::Field("total_handler_ms".into()));
     }
 
     #[test]

@@ -299,10 +299,13 @@ impl Checker<'_, '_> {
                         Ok((Node::Not(Box::new(n)), Ty::Bool))
                     }
                     UnaryOperator::Minus => {
+                        if let Ty::Point { .. } = t {
+                            // -p is p scaled by -1: it would be a duration that forgot its origin.
+                            return Err(scaled_point(e, "negate", expr, t));
+                        }
                         if !t.is_numeric() {
                             return Err(CheckError::new(e.span(), format!("cannot negate {}: it is a {t}", text(expr))));
                         }
-                        let t = if let Ty::Point { .. } = t { Ty::Span } else { t };
                         Ok((Node::Neg(Box::new(n)), t))
                     }
                     UnaryOperator::Plus => Ok((n, t)),
@@ -362,7 +365,7 @@ impl Checker<'_, '_> {
                 other.span(),
                 format!("unsupported expression {}", text(other)),
             )
-            .help("the rule language has names, numbers, 'strings', + - * /, comparisons, AND/OR/NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE, IN, BETWEEN and coalesce/greatest/least/abs (rules/README.md)")),
+            .help("the rule language has names, numbers, 'strings', + - * /, comparisons, AND/OR/NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE, IN, BETWEEN and coalesce/greatest/least/abs/elapsed (rules/README.md)")),
         }
     }
 
@@ -652,9 +655,11 @@ impl Checker<'_, '_> {
         rt: Ty,
     ) -> Result<Ty, CheckError> {
         use Ty::*;
+        if let Some((e, t)) = point_operand(left, lt, right, rt) {
+            return Err(scaled_point(whole, "multiply", e, t));
+        }
         Ok(match (lt, rt) {
-            // Scaling a time point gives a duration (e.g. half of the end-to-end time).
-            (a, Number) | (Number, a) if a.is_time() => Span,
+            (Span, Number) | (Number, Span) => Span,
             // A per-token duration times a token count (TBT × tokens) is a duration.
             (a, Count) | (Count, a) if a == Span => Span,
             (Count, Number) | (Number, Count) => Count,
@@ -674,14 +679,20 @@ impl Checker<'_, '_> {
         rt: Ty,
     ) -> Result<Ty, CheckError> {
         use Ty::*;
+        if let Ty::Point { .. } = lt {
+            return Err(scaled_point(whole, "divide", left, lt));
+        }
+        if let Ty::Point { .. } = rt {
+            return Err(scaled_point(whole, "divide by", right, rt));
+        }
         Ok(match (lt, rt) {
-            (a, Number) if a.is_time() => Span,
-            // A share: the ratio of two durations' magnitudes.
-            (a, b) if a.is_time() && b.is_time() => Number,
+            (Span, Number) => Span,
+            // A share: the ratio of two durations.
+            (Span, Span) => Number,
             // Per-token latency.
-            (a, Count) if a.is_time() => Span,
+            (Span, Count) => Span,
             // Tokens per unit of time.
-            (Count, b) if b.is_time() => Rate,
+            (Count, Span) => Rate,
             (Count, Count) | (Rate, Rate) | (Percent, Percent) => Number,
             (Percent, Number) => Percent,
             (Count, Number) => Count,
@@ -689,6 +700,41 @@ impl Checker<'_, '_> {
             (Number, Number) => Number,
             _ => return Err(self.mismatch(whole, "divide", left, lt, right, rt)),
         })
+    }
+
+    /// `elapsed(p)`: the time from a point's origin to it, as a duration. A point's value
+    /// already is that time, so the node is the point's own: the conversion is a change of
+    /// type only, written out so that a share or a rate of a point is never taken by
+    /// accident (and the SQL the table stands for is unchanged).
+    fn elapsed(&self, e: &Expr, f: &sqlparser::ast::Function) -> Result<(Node, Ty), CheckError> {
+        let arg =
+            match &f.args {
+                FunctionArguments::List(list) => match list.args.as_slice() {
+                    [FunctionArg::Unnamed(FunctionArgExpr::Expr(x))] => x,
+                    other => {
+                        return Err(CheckError::new(
+                            e.span(),
+                            format!(
+                                "`elapsed` takes 1 time point, found {} arguments",
+                                other.len()
+                            ),
+                        ))
+                    }
+                },
+                _ => return Err(CheckError::new(
+                    e.span(),
+                    "`elapsed` needs a time point in parentheses, e.g. `elapsed(total_handler_ms)`",
+                )),
+            };
+        let (node, t) = self.expr(arg)?;
+        match t {
+            Ty::Point { .. } => Ok((node, Ty::Span)),
+            other => Err(CheckError::new(
+                e.span(),
+                format!("`elapsed` takes a time point; {} is a {other}", text(arg)),
+            )
+            .help(format!("use {} as it is", text(arg)))),
+        }
     }
 
     fn function(&self, e: &Expr, f: &sqlparser::ast::Function) -> Result<(Node, Ty), CheckError> {
@@ -706,6 +752,9 @@ impl Checker<'_, '_> {
         if matches!(f.args, FunctionArguments::None) {
             return self.ident(&name, e.span());
         }
+        if name == "elapsed" {
+            return self.elapsed(e, f);
+        }
         let func = match name.as_str() {
             "coalesce" => Func::Coalesce,
             "greatest" => Func::Greatest,
@@ -713,10 +762,11 @@ impl Checker<'_, '_> {
             "abs" => Func::Abs,
             other => {
                 let mut err = CheckError::new(e.span(), format!("unknown function `{other}`"))
-                    .note("functions: coalesce, greatest, least, abs");
-                if let Some(s) =
-                    nearest(other, ["coalesce", "greatest", "least", "abs"].into_iter())
-                {
+                    .note("functions: coalesce, greatest, least, abs, elapsed");
+                if let Some(s) = nearest(
+                    other,
+                    ["coalesce", "greatest", "least", "abs", "elapsed"].into_iter(),
+                ) {
                     err = err.help(format!("did you mean `{s}`?"));
                 }
                 return Err(err);
@@ -752,7 +802,7 @@ impl Checker<'_, '_> {
                 ));
             }
             let t = match typed[0].1 {
-                Ty::Point { .. } => Ty::Span,
+                t @ Ty::Point { .. } => return Err(scaled_point(e, "take `abs` of", args[0], t)),
                 t if t.is_numeric() => t,
                 t => {
                     return Err(CheckError::new(
@@ -828,6 +878,40 @@ impl Checker<'_, '_> {
         };
         Ok((node, ty))
     }
+}
+
+/// The operand of `left op right` that is a time point, if either is.
+fn point_operand<'e>(left: &'e Expr, lt: Ty, right: &'e Expr, rt: Ty) -> Option<(&'e Expr, Ty)> {
+    match (lt, rt) {
+        (Ty::Point { .. }, _) => Some((left, lt)),
+        (_, Ty::Point { .. }) => Some((right, rt)),
+        _ => None,
+    }
+}
+
+/// A time point used where only a quantity may stand (`* / - abs`). Its value is the time
+/// since its origin, and any product or quotient of it is a number with that origin
+/// forgotten, which a later subtraction could no longer check: `first_text_delta_ms -
+/// upstream_headers_ms * 1` would subtract a t1-origin point from a t0-origin one.
+fn scaled_point(whole: &Expr, what: &str, point: &Expr, t: Ty) -> CheckError {
+    let since = match t {
+        Ty::Point {
+            origin,
+            marks: Some(m),
+        } => format!("the duration {}→{}", origin.short(), m.short()),
+        Ty::Point { origin, .. } => format!("the duration since {}", origin.short()),
+        _ => "a duration".into(),
+    };
+    CheckError::new(
+        whole.span(),
+        format!("cannot {what} a time point: {} in {}", text(point), text(whole)),
+    )
+    .note(origin_note(point, t))
+    .note("a time point may only be added to or subtracted from a duration, or subtracted from a point of the same origin")
+    .help(format!(
+        "for a share or a rate of the time since its origin, write `elapsed({point})` ({since}); \
+         for a phase, subtract two points of the same origin first"
+    ))
 }
 
 /// The sum or difference of two quantities that are not time points: like with like, a

@@ -1,7 +1,7 @@
 //! Azure Monitor metrics JSON: turns a saved metrics response into plain records (one per
 //! data point and aggregation) and into a long polars frame.
 //!
-//! Accepted shapes, all carrying the same `Metric` objects (research notes `azure.md` §0-1):
+//! Accepted shapes, all carrying the same `Metric` objects (docs/azure.md §1):
 //! - the Metrics REST response `{cost, timespan, interval, namespace, resourceregion, value}`;
 //! - the `metrics:getBatch` response `{values: [{starttime, endtime, interval, resourceid,
 //!   value}]}`;

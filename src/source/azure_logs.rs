@@ -3,13 +3,13 @@
 //! [`super::azure`] reads from Metrics REST responses, so [`super::azure_windows`] and
 //! everything after it need not know where the figures came from.
 //!
-//! Accepted shapes, all carrying the columns of research notes `azure.md` §3.1
+//! Accepted shapes, all carrying the columns of docs/azure.md §3.1
 //! (`TimeGenerated`, `_ResourceId`/`ResourceId`, `MetricName`, `Total`, `Count`, `Maximum`,
 //! `Minimum`, `Average`, `TimeGrain`, `UnitName`; any other column is ignored):
 //! - the portal's "Export to CSV" of a query result (UTF-8 BOM, CRLF, quoted fields, and a
 //!   `TimeGenerated [UTC]` header are all fine);
 //! - the Log Analytics query API body `{"tables": [{"name", "columns": [{"name", "type"}],
-//!   "rows": [[…]]}]}` (§3.4); tables without `TimeGenerated` and `MetricName` columns are
+//!   "rows": [[…]]}]}` (docs/azure.md §3.1); tables without `TimeGenerated` and `MetricName` columns are
 //!   not AzureMetrics rows and are skipped;
 //! - `az monitor log-analytics query -o json`: an array of row objects whose values are all
 //!   strings, plus `"TableName"` (§3.4).
@@ -35,7 +35,7 @@
 //! - **Time.** `TimeGenerated` is ISO 8601 with `Z`, an offset, or nothing (taken as UTC),
 //!   with up to 7 fractional digits. The portal CSV writes `11/29/2026, 1:05:00.000 PM`; that
 //!   `M/D/YYYY, h:mm:ss[.fff] AM/PM` form is read as UTC, because the portal labels the
-//!   column `TimeGenerated [UTC]` (research §2, third-party). A header naming any other zone (`[Local Time]`) is an
+//!   column `TimeGenerated [UTC]` (docs/azure.md §2, third-party). A header naming any other zone (`[Local Time]`) is an
 //!   error: those times are local and would silently shift every window. Day-first dates
 //!   are not recognised.
 //! - `intervals` are the distinct `TimeGrain` values; `errors` and `timespans` stay empty

@@ -1,7 +1,7 @@
 //! Azure OpenAI `RequestResponse` resource logs (JSON lines, as a diagnostic setting
 //! delivers them to Event Hub or storage) → a raw polars frame whose column names are
 //! canonical field names, so the gateway pipeline's canonical mapping picks every column
-//! up by exact name. Record shape: research `azure.md` §3.2–3.4; a real sample is
+//! up by exact name. Record shape: docs/azure.md §3.2–3.3; a real sample is
 //! `fixtures/external/azure/elastic_test-open-ai-request-response.log`.
 //!
 //! | column | from the record | type |
@@ -37,8 +37,8 @@
 //!   canonical mapping; a string that is not a JSON object is an error naming the line.
 //! - `streamType`: `Streaming` → true, `Non-Streaming` → false, compared without case and
 //!   without `-`, `_` or spaces, because logs and metric dimensions spell it differently
-//!   (research §3.3). Any other value, or none, is null: unknown is not "not streamed".
-//! - Token counts are in some Log Analytics rows (research §3.4), not in the Event Hub
+//!   (docs/azure.md §3.2, §4.2). Any other value, or none, is null: unknown is not "not streamed".
+//! - Token counts are in some Log Analytics rows (docs/azure.md §3.3), not in the Event Hub
 //!   sample; absent means null, never 0.
 //! - A negative `durationMs` (the real sample's test-edited line 3) is kept as it is: the
 //!   data-quality checks flag negative durations, and dropping it here would hide it.

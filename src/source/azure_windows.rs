@@ -1,10 +1,10 @@
 //! Azure OpenAI metric windows: turns the long records that [`super::azure`] reads from
 //! Azure Monitor metrics files into one row per (resource, deployment, time window), with
-//! the figures the latency formula of SPEC §4 needs side by side:
+//! the figures the latency formula (docs/azure.md §4.3) needs side by side:
 //! TTLT ≈ Time to Response + TBT × generated tokens per request.
 //!
 //! Which metrics feed which column. Both name families on the
-//! `Microsoft.CognitiveServices/accounts` namespace count (research `azure.md` §4.1, §4.2),
+//! `Microsoft.CognitiveServices/accounts` namespace count (docs/azure.md §4.1),
 //! matched without case:
 //!
 //! | column | Azure OpenAI name | Foundry "Models" name | aggregation |
@@ -177,7 +177,7 @@ enum Family {
 
 const FAMILIES: [Family; 2] = [Family::AzureOpenAI, Family::Models];
 
-/// REST metric names (research `azure.md` §4.1 and §4.2) and what they feed.
+/// REST metric names (docs/azure.md §4.1) and what they feed.
 const METRICS: [(&str, Figure, Family); 16] = [
     ("AzureOpenAITTLTInMS", Figure::Ttlt, Family::AzureOpenAI),
     ("TimeToLastByte", Figure::Ttlt, Family::Models),

@@ -9,9 +9,9 @@
 # DuckDB and by a Python-polars script (benches/peer_summary.py: the rule table's metrics,
 # an ordered CASE for the class, per class and overall count, failures and p50/p95/p99 of
 # end-to-end and every named metric, and the time span), `tracediag analyze`, `explain
-# --request-id` and `throughput`; up to 1M rows also `report` and `compare --split`, which
-# still hold every request in memory. Prints wall time, peak RSS (GNU time) and the ratios
-# to DuckDB's summary. DuckDB and polars (Python) are installed into a virtualenv under
+# --request-id`, `throughput` and `compare --split` (which holds the columns it compares of
+# every request); up to 1M rows also `report`, which still holds every request. Prints
+# wall time, peak RSS (GNU time) and the ratios to DuckDB's summary. DuckDB and polars (Python) are installed into a virtualenv under
 # ~/.cache on first use. BENCH_DIR keeps the generated files between runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,9 +50,9 @@ for rows in "${sizes[@]}"; do
   read -r s m < <(timed "$bin" analyze "$f" --keep-ids); jobs+=("tracediag analyze:$s:$m")
   read -r s m < <(timed "$bin" explain "$f" --request-id req-0000042 --keep-ids); jobs+=("tracediag explain --request-id:$s:$m")
   read -r s m < <(timed "$bin" throughput "$f" --keep-ids); jobs+=("tracediag throughput:$s:$m")
+  read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
   if [ "$rows" -le 1000000 ]; then
     read -r s m < <(timed "$bin" report "$f" --keep-ids --out "$sub/report.html" --force); jobs+=("tracediag report:$s:$m")
-    read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
   fi
   for job in "${jobs[@]}"; do
     IFS=: read -r name s m <<<"$job"

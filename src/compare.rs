@@ -628,24 +628,28 @@ impl Default for Settings {
 /// Read, analyse and split the inputs, then compare.
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let mut bad_rows = vec![];
-    // Each cohort's rows, from the plan (compare takes them apart in memory; it needs no
-    // analyze summary).
-    let mut analyse = |inputs: &[PathBuf]| -> Result<DataFrame> {
-        let read = analyze::Options {
-            inputs: inputs.to_vec(),
-            by: vec![],
-            ..opts.read.clone()
+    // Each cohort's rows, from the plan: only the columns the comparison reads (compare
+    // takes them apart in memory; it needs no analyze summary).
+    let mut analyse =
+        |inputs: &[PathBuf], split: Option<&str>| -> Result<(plan::Plan, LazyFrame)> {
+            let read = analyze::Options {
+                inputs: inputs.to_vec(),
+                by: vec![],
+                ..opts.read.clone()
+            };
+            analyze::check(rules, &read)?;
+            let plan = plan::build(rules, &read)?;
+            bad_rows.extend(analyze::bad_rows(
+                &plan.inputs,
+                read.on_bad_row,
+                plan.unparsed_skipped,
+                plan.skipped_examples.clone(),
+            ));
+            let lf = plan.lf.clone().select(cohort_columns(rules, split));
+            Ok((plan, lf))
         };
-        analyze::check(rules, &read)?;
-        let plan = plan::build(rules, &read)?;
-        bad_rows.extend(analyze::bad_rows(
-            &plan.inputs,
-            read.on_bad_row,
-            plan.unparsed_skipped,
-            plan.skipped_examples.clone(),
-        ));
-        plan.collect()
-    };
+    let collect =
+        |plan: &plan::Plan, lf: LazyFrame| stats::collect(lf).map_err(|e| plan.read_error(&e));
     let names = |p: &[PathBuf]| {
         p.iter()
             .map(|p| p.display().to_string())
@@ -656,12 +660,18 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             Cohort {
                 name: a.name.clone(),
                 inputs: names(&a.inputs),
-                frame: analyse(&a.inputs)?,
+                frame: {
+                    let (plan, lf) = analyse(&a.inputs, None)?;
+                    collect(&plan, lf)?
+                },
             },
             Cohort {
                 name: b.name.clone(),
                 inputs: names(&b.inputs),
-                frame: analyse(&b.inputs)?,
+                frame: {
+                    let (plan, lf) = analyse(&b.inputs, None)?;
+                    collect(&plan, lf)?
+                },
             },
             None,
         ),
@@ -682,8 +692,9 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                     cols.join(", ")
                 )));
             }
-            let frame = analyse(inputs)?;
-            let [fa, fb] = split_frame(&frame, column, values)?;
+            let (plan, lf) = analyse(inputs, Some(column))?;
+            let [fa, fb] = split(lf, column, values)
+                .and_then(|[a, b]| Ok([collect(&plan, a)?, collect(&plan, b)?]))?;
             let inputs = names(inputs);
             (
                 Cohort {
@@ -724,16 +735,21 @@ fn internal(e: PolarsError) -> Error {
     Error::Usage(format!("compare: {e}"))
 }
 
-/// The rows of `frame` whose `column` (read as text) equals each of the two values. A value
-/// no request has is an error that lists the values there are.
-pub fn split_frame(
-    frame: &DataFrame,
-    column: &str,
-    values: &[String; 2],
-) -> Result<[DataFrame; 2]> {
-    let present = stats::counts(frame.clone().lazy(), &[column.to_string()]).map_err(internal)?;
+/// The two cohorts of `lf` whose `column` holds `values[0]` and `values[1]`, as lazy
+/// filters. A value no request has is a usage error that lists the values there are
+/// (found by one more pass over that column only).
+pub fn split(lf: LazyFrame, column: &str, values: &[String; 2]) -> Result<[LazyFrame; 2]> {
+    let key = col(column).cast(DataType::String);
+    let wanted = Series::new("values".into(), values.as_slice());
+    let found = stats::counts(
+        lf.clone()
+            .filter(key.clone().is_in(lit(wanted).implode(false), false)),
+        &[column.to_string()],
+    )
+    .map_err(internal)?;
     for v in values {
-        if !present.contains_key(&vec![Some(v.clone())]) {
+        if !found.contains_key(&vec![Some(v.clone())]) {
+            let present = stats::counts(lf.clone(), &[column.to_string()]).map_err(internal)?;
             let mut there: Vec<String> = present
                 .iter()
                 .filter_map(|(k, n)| k[0].as_ref().map(|k| format!("{k} ({n})")))
@@ -753,18 +769,35 @@ pub fn split_frame(
             }));
         }
     }
-    let text = frame
-        .column(column)
-        .and_then(|c| c.cast(&DataType::String))
-        .map_err(internal)?;
-    let text = text.str().map_err(internal)?;
-    let part = |v: &str| -> Result<DataFrame> {
-        let mask: BooleanChunked = (0..text.len())
-            .map(|i| Some(text.get(i) == Some(v)))
-            .collect();
-        frame.filter(&mask).map_err(internal)
-    };
-    Ok([part(&values[0])?, part(&values[1])?])
+    let part = |v: &str| lf.clone().filter(key.clone().eq(lit(v)));
+    Ok([part(&values[0]), part(&values[1])])
+}
+
+/// The columns `compare` reads from each request: the named metrics, the contract's
+/// fields and labels, the class (and the split column, when there is one).
+fn cohort_columns(rules: &RuleSet, split: Option<&str>) -> Vec<Expr> {
+    let mut names: Vec<&str> = rules
+        .reported_metrics()
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
+    names.extend([
+        "outcome",
+        "timestamp",
+        "is_stream",
+        "input_tokens",
+        "output_tokens",
+        "inflight",
+        "class",
+    ]);
+    names.extend(MIX_LABELS.iter().map(|(c, _)| *c));
+    names.extend(split);
+    let mut seen = BTreeSet::new();
+    names
+        .into_iter()
+        .filter(|n| seen.insert(*n))
+        .map(col)
+        .collect()
 }
 
 /// Compare two analysed cohorts.

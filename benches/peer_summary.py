@@ -31,8 +31,10 @@ def load(rules_path):
 
 
 def with_division(expr, params):
-    """Division by zero → null: `a / b` becomes `a / NULLIF(b, 0)` on simple operands."""
+    """Division by zero → null: `a / b` becomes `a / NULLIF(b, 0)` on simple operands.
+    `elapsed(p)` (a time point's time since its origin, as a duration) is the column."""
     e = " ".join(expr.split())
+    e = re.sub(r"\belapsed\(\s*([A-Za-z_][A-Za-z_0-9]*)\s*\)", r"\1", e)
     for name, value in params.items():
         e = re.sub(rf"\b{name}\b", repr(float(value)), e)
     e = re.sub(r"/\s*(\([^()]*\)|[A-Za-z_][A-Za-z_0-9]*|[0-9.]+)", r"/ NULLIF(CAST(\1 AS DOUBLE), 0)", e)

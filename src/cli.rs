@@ -826,6 +826,7 @@ pub fn main() -> i32 {
     // when complete, and the temporary file of a write in progress is removed here.
     let _ = ctrlc::set_handler(|| {
         output::remove_partial();
+        source::spool::remove_all();
         std::process::exit(130);
     });
     let result = match cli.command {

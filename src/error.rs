@@ -17,6 +17,11 @@ pub enum Error {
     #[error("{path}: {message}", path = .path.display())]
     Input { path: PathBuf, message: String },
 
+    /// An input that was read but cannot be used as a request log: no timing field maps,
+    /// or no row can be read (boxed: it carries the columns found).
+    #[error("{0}")]
+    Unusable(Box<Refusal>),
+
     /// An output that must not or cannot be written.
     #[error("{path}: {message}", path = .path.display())]
     Output { path: PathBuf, message: String },
@@ -49,6 +54,79 @@ impl From<RuleError> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why an input was refused, with what was found in it: the format it was read as and
+/// its column names (names only: values may hold prompts, responses or keys), and what it
+/// looks like when it is recognisably another tool's file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub path: PathBuf,
+    /// The format the file was read as ("JSON lines", "CSV", …).
+    pub read_as: String,
+    /// What is missing: "no timing field can be mapped", "every row is unreadable", …
+    pub reason: String,
+    /// The column (or top-level key) names found, in file order.
+    pub columns: Vec<String>,
+    /// What the file looks like and what to pass instead, when it is recognised.
+    pub looks_like: Option<String>,
+}
+
+/// The most column names a refusal lists (a wide export would fill the screen).
+const LISTED_COLUMNS: usize = 30;
+/// The most characters of one column name shown (a headerless CSV's "names" are values).
+const NAME_CHARS: usize = 64;
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: cannot be used as a request log: {}",
+            self.path.display(),
+            self.reason
+        )?;
+        write!(f, "\n  read as: {}", self.read_as)?;
+        if self.columns.is_empty() {
+            write!(f, "\n  columns found: none")?;
+        } else {
+            let shown: Vec<String> = self
+                .columns
+                .iter()
+                .take(LISTED_COLUMNS)
+                .map(|c| short_name(c))
+                .collect();
+            write!(
+                f,
+                "\n  columns found ({}): {}",
+                self.columns.len(),
+                shown.join(", ")
+            )?;
+            if self.columns.len() > LISTED_COLUMNS {
+                write!(f, ", … ({} more)", self.columns.len() - LISTED_COLUMNS)?;
+            }
+        }
+        if let Some(hint) = &self.looks_like {
+            write!(f, "\n  = help: {hint}")?;
+        }
+        write!(
+            f,
+            "\n  = note: tracediag reads per-request gateway logs with at least one timing field; `tracediag fields` lists the names it maps"
+        )
+    }
+}
+
+/// A column name as a refusal shows it: control characters escaped, cut to
+/// [`NAME_CHARS`] characters.
+fn short_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .take(NAME_CHARS)
+        .flat_map(char::escape_debug)
+        .collect();
+    if name.chars().count() > NAME_CHARS {
+        s.push('…');
+    }
+    s
+}
 
 /// A rule-file error pointing at file:line:column, rendered with the offending line and a
 /// caret under the span, in the manner of rustc and just.

@@ -285,28 +285,32 @@ fn json_arrays_json_strings_in_csv_and_dotted_columns_agree() {
 }
 
 /// A real new-api `/api/log/` page (`other` is a JSON string holding pricing, not timing):
-/// it reads, nothing is invented, and the report says why every row is insufficient_data.
+/// refused, with the format it was read as, its keys and what it looks like, never a table
+/// of insufficient_data built on nothing.
 #[test]
-fn real_new_api_rows_without_timing_are_insufficient_and_said_so() {
-    let a = run(
+fn real_new_api_rows_without_timing_are_refused_and_said_why() {
+    let e = tracediag::analyze::run(
         &gateway(),
-        &[fixture("external/newapi_yushow1024_items.jsonl")],
-    );
-    assert_eq!(a.summary.rows, 4);
-    let rows = classes(&a);
+        &tracediag::analyze::Options {
+            inputs: vec![fixture("external/newapi_yushow1024_items.jsonl")],
+            ..Default::default()
+        },
+    )
+    .err()
+    .expect("a log without any timing is refused");
+    let tracediag::error::Error::Unusable(r) = e else {
+        panic!("expected a refusal, got {e}");
+    };
+    assert_eq!(r.read_as, "JSON lines");
     assert!(
-        rows.iter().all(|(_, c, _)| c == "insufficient_data"),
-        "{rows:?}"
+        r.reason
+            .contains("no row's `other` holds a `timing` object"),
+        "{}",
+        r.reason
     );
-    assert!(
-        a.summary
-            .notes
-            .iter()
-            .any(|n| n.contains("no row has a timing field")),
-        "{:?}",
-        a.summary.notes
-    );
-    assert_eq!(f64_col(&a, "total_handler_ms"), vec![None; 4]);
+    assert_eq!(r.columns.len(), 20, "{:?}", r.columns);
+    assert!(r.columns.iter().any(|c| c == "other"));
+    assert!(r.looks_like.as_deref().unwrap_or("").contains("new-api"));
 }
 
 /// Every command that reads logs, in every output format, on a log whose content columns

@@ -23,6 +23,9 @@ fn acceptable(data: &[u8], e: &Error) -> bool {
         .skip(1)
         .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
     names_a_line
+        // Refused for what the whole file lacks: no timing field in any row, or no row
+        // that can be read (never for what one row holds).
+        || matches!(e, Error::Unusable(_))
         || message.contains("the file is empty")
         || message.contains("only blank lines")
         // Parquet's magic bytes first: read as Parquet, which fails as a whole.

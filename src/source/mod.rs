@@ -13,20 +13,23 @@ mod csv;
 mod json;
 mod location;
 mod parquet;
+mod recognise;
 pub mod rowcheck;
+mod sniff;
+pub mod spool;
 mod timestamp;
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
 use crate::catalogue;
-use crate::error::{Error, Result};
+use crate::error::{Error, Refusal, Result};
 pub use canonical::{dtype_of, Mapping, Origin, UNPARSED_PREFIX, UNREADABLE_COL};
 pub use location::{LineMap, Locations};
 pub use rowcheck::{BadKind, BadRow, BadRowPolicy};
+pub use sniff::Content;
 
 /// Column holding the input path a row came from.
 pub const SOURCE_COL: &str = "source_file";
@@ -94,7 +97,12 @@ impl fmt::Debug for Bytes {
 /// One input file as read.
 #[derive(Debug, Clone)]
 pub struct Input {
+    /// The input as named on the command line (`<stdin>` for `-`): what messages and the
+    /// `source_file` column say.
     pub path: PathBuf,
+    /// The file actually read: the input itself, or its decompressed temporary copy
+    /// (kept alive as long as the input is).
+    pub read_from: spool::Opened,
     pub format: InputFormat,
     pub mapping: Mapping,
     /// Rows that could not be read whole (skipped or kept per the policy).
@@ -120,7 +128,10 @@ const LOG_EXTENSIONS: [&str; 7] = ["parquet", "pq", "csv", "tsv", "jsonl", "ndjs
 pub fn expand(patterns: &[String]) -> Result<Vec<PathBuf>> {
     let mut out = vec![];
     for p in patterns {
-        if p.contains(['*', '?', '[']) {
+        if p == spool::STDIN_ARG {
+            // Standard input: spooled to a temporary file when it is read.
+            out.push(PathBuf::from(p));
+        } else if p.contains(['*', '?', '[']) {
             let mut matched: Vec<PathBuf> = glob::glob(p)
                 .map_err(|e| Error::Usage(format!("bad glob `{p}`: {e}")))?
                 .filter_map(|r| r.ok())
@@ -211,71 +222,17 @@ pub fn partition_keys(paths: &[PathBuf]) -> Vec<String> {
     keys
 }
 
-/// Decide a file's format: the override, else the extension, else its first bytes.
+/// Decide a file's format: the override, else its content (see `sniff`). A file that is
+/// not a request log format (an SSE body, one JSON document) is an error here; `load`
+/// reads and refuses those with what they hold.
 pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<InputFormat> {
-    if let Some(f) = forced {
-        return Ok(f);
-    }
-    let mut head = [0u8; 512];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-    let head = &head[..n];
-    if n == 0 {
-        return Err(Error::input(
+    match sniff::detect(path, forced)? {
+        Content::Log(f) => Ok(f),
+        other => Err(Error::input(
             path,
-            "the file is empty: expected a request log",
-        ));
+            format!("expected a request log, found {}", other.read_as()),
+        )),
     }
-    if head.starts_with(b"PAR1") {
-        return Ok(InputFormat::Parquet);
-    }
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("parquet") | Some("pq") => {
-            return Err(Error::input(
-                path,
-                "expected a Parquet file (magic bytes PAR1), found other content",
-            ))
-        }
-        Some("csv") | Some("tsv") => return Ok(InputFormat::Csv),
-        _ => {}
-    }
-    let text = String::from_utf8_lossy(head);
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    if azure_requests::looks_like_request_response(first_line(path).as_deref().unwrap_or("")) {
-        return Ok(InputFormat::AzureRequestLog);
-    }
-    if matches!(ext.as_deref(), Some("jsonl") | Some("ndjson")) {
-        return Ok(InputFormat::JsonLines);
-    }
-    if trimmed.starts_with('[') {
-        Ok(InputFormat::JsonArray)
-    } else if trimmed.starts_with('{') {
-        Ok(InputFormat::JsonLines)
-    } else if ext.as_deref() == Some("json") {
-        Err(Error::input(
-            path,
-            "expected a JSON array of objects or JSON lines, found neither",
-        ))
-    } else {
-        Ok(InputFormat::Csv)
-    }
-}
-
-/// The first non-empty line of a text file (at most 1 MiB of it), for content sniffing.
-fn first_line(path: &Path) -> Option<String> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path).ok()?;
-    let reader = std::io::BufReader::new(file.take(1 << 20));
-    reader
-        .lines()
-        .map_while(|l| l.ok())
-        .map(|l| l.trim_start_matches('\u{feff}').trim().to_string())
-        .find(|l| !l.is_empty())
 }
 
 /// Read every input into one canonical lazy frame (rows of all files, in file order).
@@ -297,70 +254,27 @@ pub fn load(
             )));
         }
     }
+    if paths
+        .iter()
+        .filter(|p| p.as_os_str() == spool::STDIN_ARG)
+        .count()
+        > 1
+    {
+        return Err(Error::Usage(
+            "`-` (standard input) can be read once per run".into(),
+        ));
+    }
     for path in paths {
-        let format = detect(path, forced)?;
-        let mut elements = 0;
-        let checked = match format {
-            InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
-            InputFormat::JsonLines => rowcheck::check_json_lines(path, policy)?,
-            InputFormat::JsonArray => {
-                let (types, n) = rowcheck::check_json_array(path)?;
-                elements = n;
-                rowcheck::Checked {
-                    types,
-                    ..Default::default()
-                }
-            }
-            _ => rowcheck::Checked::default(),
+        let opened = spool::open(path)?;
+        let (opened, content) = match sniff::detect(&opened.read, forced) {
+            Ok(Content::JsonObject) => (spool::one_line(&opened)?, Content::JsonObject),
+            Ok(c) => (opened, c),
+            Err(e) => return Err(opened.rename(e)),
         };
-        let repaired = checked.repaired.map(|b| Bytes(b.into()));
-        let raw = match format {
-            InputFormat::Parquet => parquet::scan(path)?,
-            InputFormat::Csv => csv::scan(path, repaired.clone())?,
-            InputFormat::JsonLines => json::scan_lines(path, repaired.clone(), &checked.types)?,
-            InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
-            InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
-        };
-        let mut raw = raw;
-        let schema = raw.collect_schema().map_err(|e| {
-            Error::input(
-                path,
-                format!("cannot read the {format} schema: {}", polars_message(&e)),
-            )
-        })?;
-        let mapping = canonical::map(&schema, path)?;
-        let lf = canonical::select(raw, &schema, &mapping, path, &checked.kept_rows);
-        let line = match format {
-            InputFormat::Csv | InputFormat::JsonLines => checked.lines.expr(col(ROW_COL)),
-            _ => lit(NULL).cast(DataType::Int64),
-        };
-        // Partition keys as text labels (null where this file's path has no such folder).
-        let values = partition_values(path);
-        let mut extra = vec![
-            line.alias(LINE_COL),
-            lit(inputs.len() as u32).alias(FILE_INDEX),
-        ];
-        for key in &keys {
-            let v = values
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str());
-            extra.push(match v {
-                Some(v) => lit(v).alias(key.as_str()),
-                None => lit(NULL).cast(DataType::String).alias(key.as_str()),
-            });
-        }
-        let lf = lf.with_columns(extra);
+        let (lf, input) = load_one(&opened, content, policy, inputs.len(), &keys)
+            .map_err(|e| opened.rename(e))?;
         frames.push(lf);
-        inputs.push(Input {
-            path: path.clone(),
-            format,
-            mapping,
-            bad_rows: checked.bad,
-            lines: checked.lines,
-            repaired: repaired.filter(|_| policy == BadRowPolicy::Error),
-            types: checked.types,
-        });
+        inputs.push(input);
     }
     let lf = if frames.len() == 1 {
         frames.pop().expect("one frame")
@@ -368,6 +282,183 @@ pub fn load(
         concat(frames, UnionArgs::default()).map_err(|e| Error::Usage(polars_message(&e)))?
     };
     Ok((lf, inputs))
+}
+
+/// Read one opened input into its canonical lazy frame, or refuse it (`Error::Unusable`)
+/// when it holds nothing tracediag can time: no timing field, or no readable row.
+fn load_one(
+    opened: &spool::Opened,
+    content: Content,
+    policy: BadRowPolicy,
+    index: usize,
+    keys: &[String],
+) -> Result<(LazyFrame, Input)> {
+    let path = opened.read.as_path();
+    let refuse = |reason: String, columns: Vec<String>| {
+        let read_as = if opened.gzip {
+            format!("{} (gzip-compressed)", content.read_as())
+        } else {
+            content.read_as().to_string()
+        };
+        Error::Unusable(Box::new(Refusal {
+            path: opened.name.clone(),
+            looks_like: recognise::looks_like(content, &columns),
+            read_as,
+            reason,
+            columns,
+        }))
+    };
+    let format = match content {
+        Content::Log(f) => f,
+        Content::JsonObject => InputFormat::JsonLines,
+        Content::Sse => {
+            return Err(refuse(
+                "no timing field can be mapped (a stream of events, not rows of requests)".into(),
+                vec![],
+            ))
+        }
+    };
+    // The names a refusal lists: a JSON file's keys (the reader keeps only those the
+    // mapping can read), a table's columns.
+    let json_columns = || match content {
+        Content::Log(InputFormat::Csv) | Content::Log(InputFormat::Parquet) => None,
+        Content::JsonObject => Some(recognise::json_keys(&opened.read, Content::Log(format))),
+        c => Some(recognise::json_keys(&opened.read, c)),
+    };
+    let mut elements = 0;
+    let checked = match format {
+        InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
+        InputFormat::JsonLines => rowcheck::check_json_lines(path, policy)?,
+        InputFormat::JsonArray => {
+            let (types, n) = rowcheck::check_json_array(path)?;
+            elements = n;
+            rowcheck::Checked {
+                types,
+                rows: n as u64,
+                ..Default::default()
+            }
+        }
+        _ => rowcheck::Checked::default(),
+    };
+    // Rows with nothing left to read: unreadable ones, and with `skip` those left out for
+    // a wrong-typed value.
+    let lost = checked
+        .bad
+        .iter()
+        .filter(|b| {
+            b.kind == BadKind::Unreadable
+                || (b.kind == BadKind::Value && policy == BadRowPolicy::Skip)
+        })
+        .count() as u64;
+    if checked.rows > 0 && lost == checked.rows {
+        return Err(refuse(
+            format!(
+                "no row can be read: all {lost} are unreadable or left out (--on-bad-row {}); the first on line {}",
+                policy.name(),
+                checked.bad.first().map_or(0, |b| b.line)
+            ),
+            json_columns().unwrap_or_default(),
+        ));
+    }
+    let repaired = checked.repaired.map(|b| Bytes(b.into()));
+    let mut raw = match format {
+        InputFormat::Parquet => parquet::scan(path)?,
+        InputFormat::Csv => csv::scan(path, repaired.clone())?,
+        InputFormat::JsonLines => json::scan_lines(path, repaired.clone(), &checked.types)?,
+        InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
+        InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
+    };
+    let schema = raw.collect_schema().map_err(|e| {
+        Error::input(
+            path,
+            format!("cannot read the {format} schema: {}", polars_message(&e)),
+        )
+    })?;
+    let mapping = canonical::map(&schema, path)?;
+    let columns =
+        || json_columns().unwrap_or_else(|| schema.iter_names().map(|n| n.to_string()).collect());
+    let timing_origins: Vec<&Origin> = mapping
+        .fields
+        .iter()
+        .filter(|(n, o, _)| *o != Origin::Absent && timing_field(n))
+        .map(|(_, o, _)| o)
+        .collect();
+    // An empty array is a run over no requests: nothing in it to refuse.
+    let empty = format == InputFormat::JsonArray && elements == 0;
+    if timing_origins.is_empty() && !empty {
+        return Err(refuse("no timing field can be mapped".into(), columns()));
+    }
+    let lf = canonical::select(raw, &schema, &mapping, &opened.name, &checked.kept_rows);
+    if !empty
+        && timing_origins
+            .iter()
+            .all(|o| matches!(o, Origin::JsonString(_)))
+        && !any_timing_value(&lf, &opened.name)?
+    {
+        // `other` is a JSON string, so every timing field may be inside it; none is in any row.
+        return Err(refuse(
+            "no timing field can be mapped: `other` is a JSON string, and no row's `other` holds a `timing` object".into(),
+            columns(),
+        ));
+    }
+    let line = match format {
+        InputFormat::Csv | InputFormat::JsonLines => checked.lines.expr(col(ROW_COL)),
+        _ => lit(NULL).cast(DataType::Int64),
+    };
+    // Partition keys as text labels (null where this file's path has no such folder).
+    let values = partition_values(&opened.name);
+    let mut extra = vec![line.alias(LINE_COL), lit(index as u32).alias(FILE_INDEX)];
+    for key in keys {
+        let v = values
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str());
+        extra.push(match v {
+            Some(v) => lit(v).alias(key.as_str()),
+            None => lit(NULL).cast(DataType::String).alias(key.as_str()),
+        });
+    }
+    let lf = lf.with_columns(extra);
+    Ok((
+        lf,
+        Input {
+            path: opened.name.clone(),
+            read_from: opened.clone(),
+            format,
+            mapping,
+            bad_rows: checked.bad,
+            lines: checked.lines,
+            repaired: repaired.filter(|_| policy == BadRowPolicy::Error),
+            types: checked.types,
+        },
+    ))
+}
+
+fn timing_field(name: &str) -> bool {
+    catalogue::field(name).is_some_and(|f| f.kind.is_timing())
+}
+
+/// Whether any row of a file holds a value in any timing field (one pass over the mapped
+/// timing columns only; run for files whose timings can only be inside a JSON string).
+fn any_timing_value(lf: &LazyFrame, name: &Path) -> Result<bool> {
+    let timing: Vec<Expr> = catalogue::FIELDS
+        .iter()
+        .filter(|f| f.kind.is_timing())
+        .map(|f| col(f.name).is_not_null())
+        .collect();
+    let df = lf
+        .clone()
+        .select([any_horizontal(timing)
+            .map_err(|e| Error::input(name, polars_message(&e)))?
+            .any(true)
+            .alias("any")])
+        .collect()
+        .map_err(|e| Error::input(name, polars_message(&e)))?;
+    Ok(df
+        .column("any")
+        .ok()
+        .and_then(|c| c.bool().ok()?.get(0))
+        .unwrap_or(false))
 }
 
 /// What polars scans: the file at `path`, or a copy of its rows held in memory.
@@ -408,7 +499,7 @@ pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
             .fold(col(path[0].as_str()), |e, p| e.struct_().field_by_name(p)),
         _ => return None,
     };
-    let path = input.path.as_path();
+    let path = input.read_from.read.as_path();
     let raw = match input.format {
         InputFormat::Parquet => parquet::scan(path).ok()?,
         InputFormat::Csv => csv::scan(path, input.repaired.clone()).ok()?,

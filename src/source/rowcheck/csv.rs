@@ -28,11 +28,13 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     let mut bad: Vec<(u64, BadRow)> = vec![];
     // Where each record begins: the rows' lines when every record is read as it is.
     let mut lines = LineMap::default();
+    let mut rows = 0;
     for_each_record(path, body, separator, |index, line, record| {
         blank_line |= line.after_blank;
         let line = line.number;
         if index > 0 {
             lines.record(index, line);
+            rows = index;
         }
         if index == 0 {
             header = record
@@ -71,6 +73,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     if bad.is_empty() && !bare_cr && !blank_line {
         return Ok(Checked {
             lines,
+            rows,
             ..Checked::default()
         });
     }
@@ -133,6 +136,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         repaired: Some(repaired),
         kept_rows,
         lines,
+        rows,
         ..Checked::default()
     })
 }

@@ -22,6 +22,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
         ));
     }
     let (bad, has_blank, types) = find_bad_lines(bytes);
+    let rows = lines(bytes).filter(|l| !is_blank(l)).count() as u64;
     let mixed = types.other_is_mixed();
     if bad.is_empty() && !mixed {
         return Ok(Checked {
@@ -32,6 +33,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
                 LineMap::default()
             },
             types,
+            rows,
             ..Checked::default()
         });
     }
@@ -42,7 +44,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
     }
     let mut out = Vec::with_capacity(bytes.len());
     let mut kept_rows = vec![];
-    let mut rows = LineMap::default();
+    let mut rows_at = LineMap::default();
     let mut next_bad = bad.iter().peekable();
     let mut row = 0u32;
     for (i, line) in lines(bytes).enumerate() {
@@ -56,7 +58,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
                     out.extend_from_slice(&embed_other(repair.as_bytes(), mixed));
                     out.push(b'\n');
                     row += 1;
-                    rows.record(u64::from(row), lineno);
+                    rows_at.record(u64::from(row), lineno);
                     if b.kind == BadKind::Unreadable {
                         kept_rows.push(row);
                     }
@@ -67,7 +69,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
                 out.extend_from_slice(&embed_other(line, mixed));
                 out.push(b'\n');
                 row += 1;
-                rows.record(u64::from(row), lineno);
+                rows_at.record(u64::from(row), lineno);
             }
         }
     }
@@ -86,8 +88,9 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
         bad: reported,
         repaired: Some(out),
         kept_rows,
-        lines: rows,
+        lines: rows_at,
         types,
+        rows,
     })
 }
 

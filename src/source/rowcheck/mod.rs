@@ -118,6 +118,9 @@ pub struct Checked {
     pub lines: LineMap,
     /// JSON: the type of every value the mapping can read, for the schema polars reads with.
     pub types: Types,
+    /// The data rows the file holds (lines or records, good and bad; not a CSV header or
+    /// blank lines): with `bad`, whether any row can be read at all.
+    pub rows: u64,
 }
 
 pub(super) const BOM: &[u8] = "\u{feff}".as_bytes();

@@ -1,0 +1,215 @@
+//! Format detection by content: the first bytes of a file decide what it is, the extension
+//! only where the content leaves it open (`.tsv`'s separator, a `.json` that is neither JSON
+//! form). A `.csv` holding JSON lines is read as JSON lines; a pretty-printed JSON object
+//! is one document, not JSON lines; an SSE body is recognised as such and refused.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use super::{azure_requests, InputFormat};
+use crate::error::{Error, Result};
+
+/// How many bytes of a file are looked at.
+const HEAD: usize = 64 * 1024;
+/// The longest first line parsed to tell JSON lines from a pretty-printed document; a
+/// longer one is taken for a JSON line (a pretty-printed document's first line is short).
+const FIRST_LINE: u64 = 1 << 20;
+
+/// What a file holds, as far as its first bytes tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// A format the request-log readers read.
+    Log(InputFormat),
+    /// One JSON object spread over several lines (a summary, a config, a single record).
+    JsonObject,
+    /// A server-sent-events body (`data:` / `event:` lines).
+    Sse,
+}
+
+impl Content {
+    /// How a refusal names what the file was read as.
+    pub fn read_as(self) -> &'static str {
+        match self {
+            Content::Log(InputFormat::Parquet) => "Parquet",
+            Content::Log(InputFormat::Csv) => "CSV",
+            Content::Log(InputFormat::JsonLines) => "JSON lines",
+            Content::Log(InputFormat::JsonArray) => "a JSON array",
+            Content::Log(InputFormat::AzureRequestLog) => "Azure OpenAI RequestResponse log",
+            Content::JsonObject => "a JSON object (one document)",
+            Content::Sse => "an SSE stream (`event:`/`data:` lines)",
+        }
+    }
+}
+
+/// Decide what `path` holds: `forced` if given, else by its content.
+pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<Content> {
+    if let Some(f) = forced {
+        return Ok(Content::Log(f));
+    }
+    let mut head = Vec::with_capacity(HEAD);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
+        .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    if head.is_empty() {
+        return Err(Error::input(
+            path,
+            "the file is empty: expected a request log",
+        ));
+    }
+    if head.starts_with(b"PAR1") {
+        return Ok(Content::Log(InputFormat::Parquet));
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    if matches!(ext.as_deref(), Some("parquet") | Some("pq")) {
+        return Err(Error::input(
+            path,
+            "expected a Parquet file (magic bytes PAR1), found other content",
+        ));
+    }
+    let text = String::from_utf8_lossy(&head);
+    let text = text.trim_start_matches('\u{feff}');
+    if is_sse(text) {
+        return Ok(Content::Sse);
+    }
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let line = first_line(path).unwrap_or_default();
+        if azure_requests::looks_like_request_response(&line) {
+            return Ok(Content::Log(InputFormat::AzureRequestLog));
+        }
+        return Ok(
+            if line.len() as u64 >= FIRST_LINE
+                || serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok()
+            {
+                Content::Log(InputFormat::JsonLines)
+            } else {
+                Content::JsonObject
+            },
+        );
+    }
+    if trimmed.starts_with('[') {
+        // In a `.jsonl` file a line that is an array is a bad row of JSON lines (reported
+        // by its line), not the start of one document.
+        let lines = matches!(ext.as_deref(), Some("jsonl") | Some("ndjson"));
+        return Ok(Content::Log(if lines {
+            InputFormat::JsonLines
+        } else {
+            InputFormat::JsonArray
+        }));
+    }
+    match ext.as_deref() {
+        // Lines that are not JSON in a JSON-lines file: each is reported as unreadable.
+        Some("jsonl") | Some("ndjson") => Ok(Content::Log(InputFormat::JsonLines)),
+        Some("json") => Err(Error::input(
+            path,
+            "expected a JSON array of objects or JSON lines, found neither",
+        )),
+        _ => Ok(Content::Log(InputFormat::Csv)),
+    }
+}
+
+/// Whether the text opens like a server-sent-events body: its first line that is neither
+/// blank nor an SSE comment (`: …`) is an `event:` or `data:` field.
+fn is_sse(text: &str) -> bool {
+    text.lines()
+        .map(str::trim_end)
+        .find(|l| !l.is_empty() && !l.starts_with(':'))
+        .is_some_and(|l| l.starts_with("data:") || l.starts_with("event:"))
+}
+
+/// The first non-empty line of a text file (at most [`FIRST_LINE`] bytes of it).
+fn first_line(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::new(file.take(FIRST_LINE));
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let l = line.trim_start_matches('\u{feff}').trim();
+        if !l.is_empty() {
+            return Some(l.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect_text(name: &str, text: &[u8]) -> Result<Content> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        detect(&path, None)
+    }
+
+    #[test]
+    fn content_decides_over_the_extension() {
+        let line = b"{\"request_id\":\"a\",\"total_handler_ms\":1}\n";
+        assert_eq!(
+            detect_text("logs.csv", line).unwrap(),
+            Content::Log(InputFormat::JsonLines)
+        );
+        assert_eq!(
+            detect_text("logs.txt", b"request_id,total_handler_ms\na,1\n").unwrap(),
+            Content::Log(InputFormat::Csv)
+        );
+        assert_eq!(
+            detect_text("logs.csv", b"[{\"a\":1}]").unwrap(),
+            Content::Log(InputFormat::JsonArray)
+        );
+        assert_eq!(
+            detect_text("logs.jsonl", b"[1]\n{\"a\":1}\n").unwrap(),
+            Content::Log(InputFormat::JsonLines)
+        );
+        assert_eq!(
+            detect_text("x.bin", b"PAR1....").unwrap(),
+            Content::Log(InputFormat::Parquet)
+        );
+    }
+
+    #[test]
+    fn a_pretty_printed_object_is_one_document_not_json_lines() {
+        let text = b"{\n  \"records\": {\n    \"ttft\": 1\n  }\n}\n";
+        assert_eq!(
+            detect_text("summary.json", text).unwrap(),
+            Content::JsonObject
+        );
+        assert_eq!(
+            detect_text("summary.jsonl", b"{\"a\":1}\n{\"a\":2}\n").unwrap(),
+            Content::Log(InputFormat::JsonLines)
+        );
+    }
+
+    #[test]
+    fn an_sse_body_is_recognised_with_or_without_comments_and_crlf() {
+        for text in [
+            &b"event: message_start\ndata: {}\n\n"[..],
+            b"data: {\"id\":1}\r\n\r\ndata: [DONE]\r\n",
+            b": OPENROUTER PROCESSING\n\ndata: {}\n\n",
+        ] {
+            assert_eq!(detect_text("s.csv", text).unwrap(), Content::Sse);
+        }
+        // A CSV whose header merely mentions data is a CSV.
+        assert_eq!(
+            detect_text("s.csv", b"data_source,total_handler_ms\n").unwrap(),
+            Content::Log(InputFormat::Csv)
+        );
+    }
+
+    #[test]
+    fn a_forced_format_is_not_second_guessed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.json");
+        std::fs::write(&path, b"data: {}\n").unwrap();
+        assert_eq!(
+            detect(&path, Some(InputFormat::Csv)).unwrap(),
+            Content::Log(InputFormat::Csv)
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! Every real file vendored under `fixtures/external/` (files nobody on this project
+//! wrote) gets a diagnosis built on measured values (exit 0) or a refusal that names the
+//! file, the format it was read as and the columns found (exit 2); none is "analysed" into
+//! a table of nothing.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_none_or(|e| e != "md") {
+            out.push(p);
+        }
+    }
+}
+
+fn external() -> Vec<String> {
+    let root = root();
+    let mut out = vec![];
+    files(&root.join("fixtures/external"), &mut out);
+    out.iter()
+        .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+        .collect()
+}
+
+/// What a successful run on `file` rests on: measured timings for a request log, windows
+/// with values for an Azure Monitor export (those samples are storage, CPU and custom
+/// metrics: values, not latencies).
+fn measured(file: &str, json: &serde_json::Value) -> Result<(), String> {
+    if json.get("windows").is_some() {
+        let windows = json["windows"].as_u64().unwrap_or(0);
+        let empty: Vec<&str> = json["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["values"].as_u64().unwrap_or(0) == 0)
+            .filter_map(|i| i["path"].as_str())
+            .collect();
+        return if windows > 0 && empty.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{file}: {windows} windows; inputs without values: {empty:?}"
+            ))
+        };
+    }
+    let timed: Vec<&str> = json["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["n"].as_u64().unwrap_or(0) > 0)
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    if timed.is_empty() {
+        return Err(format!("{file}: exit 0 with no timing metric measured"));
+    }
+    let classes = json["classes"].as_array().unwrap();
+    let rows = json["rows"].as_u64().unwrap();
+    let insufficient = classes
+        .iter()
+        .find(|c| c["class"] == "insufficient_data")
+        .and_then(|c| c["requests"].as_u64())
+        .unwrap_or(0);
+    // An all-insufficient diagnosis is honest only with a measured end-to-end time.
+    if rows > 0 && insufficient == rows && !timed.contains(&"end_to_end_ms") {
+        return Err(format!(
+            "{file}: every request insufficient_data on {timed:?}"
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_external_file_is_diagnosed_from_timings_or_refused_with_what_it_holds() {
+    let files = external();
+    assert!(files.len() >= 13, "{files:?}");
+    let mut faults = vec![];
+    let mut refused = 0;
+    for file in &files {
+        let out = cli(&["analyze", file, "--format", "json"]);
+        let (o, e) = (stdout(&out), stderr(&out));
+        match out.status.code() {
+            Some(0) => {
+                let json: serde_json::Value = serde_json::from_str(&o)
+                    .unwrap_or_else(|err| panic!("{file}: stdout is not JSON ({err}): {o}"));
+                if let Err(f) = measured(file, &json) {
+                    faults.push(f);
+                }
+                if o.contains("0 canonical fields mapped")
+                    || e.contains("0 canonical fields mapped")
+                {
+                    faults.push(format!("{file}: 0 canonical fields mapped"));
+                }
+            }
+            Some(2) => {
+                refused += 1;
+                let wanted = [
+                    format!("tracediag: error: {file}: cannot be used as a request log"),
+                    "\n  read as: ".to_string(),
+                    "\n  columns found".to_string(),
+                ];
+                for w in &wanted {
+                    if !e.contains(w.as_str()) {
+                        faults.push(format!("{file}: the refusal lacks {w:?}: {e}"));
+                    }
+                }
+                if !o.is_empty() {
+                    faults.push(format!("{file}: a refusal wrote to stdout: {o}"));
+                }
+            }
+            code => faults.push(format!("{file}: exit {code:?}: {e}")),
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+    assert!(
+        refused > 0 && refused < files.len(),
+        "{refused} of {}",
+        files.len()
+    );
+}
+
+/// The refusals of each kind of vendored file, whole: what was read, what was found, what
+/// it looks like. No value of the file appears (the SSE bodies' text, the log's content).
+#[test]
+fn refusals_name_format_columns_and_the_closest_supported_format() {
+    let mut all = String::new();
+    for file in [
+        "fixtures/external/newapi_yushow1024_items.jsonl",
+        "fixtures/external/gateway/higress_ai_statistics_doc_example_log.json",
+        "fixtures/external/sse/anthropic_basic_response.sse",
+        "fixtures/external/sse/openai_chat_4cc50a6135d2.sse",
+    ] {
+        let e = fails(&["analyze", file]);
+        all.push_str(&format!("$ tracediag analyze {file}\n{e}\n"));
+    }
+    for canary in [
+        "MiniMax",
+        "openclaw",
+        "chatcmpl",
+        "claude-3-opus",
+        "qwen-turbo",
+    ] {
+        assert!(!all.contains(canary), "{canary} leaked: {all}");
+    }
+    insta::assert_snapshot!(all);
+}

@@ -693,14 +693,8 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 )));
             }
             let (plan, lf) = analyse(inputs, Some(column))?;
-            let key = col(column.as_str()).cast(DataType::String);
-            let wanted = Series::new("values".into(), values.as_slice());
-            let both = collect(
-                &plan,
-                lf.clone()
-                    .filter(key.is_in(lit(wanted).implode(false), false)),
-            )?;
-            let [fa, fb] = split(&both, lf, column, values)?;
+            let [fa, fb] = split(lf, column, values)
+                .and_then(|[a, b]| Ok([collect(&plan, a)?, collect(&plan, b)?]))?;
             let inputs = names(inputs);
             (
                 Cohort {
@@ -741,26 +735,21 @@ fn internal(e: PolarsError) -> Error {
     Error::Usage(format!("compare: {e}"))
 }
 
-/// The two cohorts of `rows` (the requests whose `column` holds one of `values`): those
-/// with `values[0]` and those with `values[1]`. A value no request has is a usage error
-/// that lists the values there are, found by one more pass over `all` (that column only).
-pub fn split(
-    rows: &DataFrame,
-    all: LazyFrame,
-    column: &str,
-    values: &[String; 2],
-) -> Result<[DataFrame; 2]> {
-    let part = |v: &str| {
-        rows.clone()
-            .lazy()
-            .filter(col(column).cast(DataType::String).eq(lit(v)))
-            .collect()
-            .map_err(internal)
-    };
-    let parts = [part(&values[0])?, part(&values[1])?];
-    for (v, p) in values.iter().zip(&parts) {
-        if p.height() == 0 {
-            let present = stats::counts(all, &[column.to_string()]).map_err(internal)?;
+/// The two cohorts of `lf` whose `column` holds `values[0]` and `values[1]`, as lazy
+/// filters. A value no request has is a usage error that lists the values there are
+/// (found by one more pass over that column only).
+pub fn split(lf: LazyFrame, column: &str, values: &[String; 2]) -> Result<[LazyFrame; 2]> {
+    let key = col(column).cast(DataType::String);
+    let wanted = Series::new("values".into(), values.as_slice());
+    let found = stats::counts(
+        lf.clone()
+            .filter(key.clone().is_in(lit(wanted).implode(false), false)),
+        &[column.to_string()],
+    )
+    .map_err(internal)?;
+    for v in values {
+        if !found.contains_key(&vec![Some(v.clone())]) {
+            let present = stats::counts(lf.clone(), &[column.to_string()]).map_err(internal)?;
             let mut there: Vec<String> = present
                 .iter()
                 .filter_map(|(k, n)| k[0].as_ref().map(|k| format!("{k} ({n})")))
@@ -780,7 +769,8 @@ pub fn split(
             }));
         }
     }
-    Ok(parts)
+    let part = |v: &str| lf.clone().filter(key.clone().eq(lit(v)));
+    Ok([part(&values[0]), part(&values[1])])
 }
 
 /// The columns `compare` reads from each request: the named metrics, the contract's

@@ -1,12 +1,11 @@
 //! Keeps the fuzzers' findings fixed (see `fuzz/README.md`).
 //!
-//! Every file of the minimized `rule_loader` and `azure_metrics` corpora is replayed
-//! through the same library calls as the fuzz targets: an `Err` is fine, a panic fails the
-//! test. Every file of the `timing_decoder` corpus goes through that target's stricter
-//! oracle (`fuzz/oracle/timing_decoder.rs`: no whole-file error for what one row holds),
-//! and the first 30 also through `analyze::run` end to end. The first runs (see the README) found
-//! no crash; a crash found later gets its own test here (the first: the deep operator
-//! chain at the end), on the input copied to
+//! The seed inputs of each target (`fuzz/seeds/<target>.list`) are replayed through the
+//! same library calls as the fuzz targets: for `rule_loader` and `azure_metrics` an `Err`
+//! is fine and a panic fails the test; the `timing_decoder` seeds go through that target's
+//! stricter oracle (`fuzz/oracle/timing_decoder.rs`: no whole-file error for what one row
+//! holds) and through `analyze::run` end to end. The corpora the fuzzers grow are not in
+//! git; every crash or timeout they find gets its own test here, on the input copied to
 //! `fuzz/regressions/<bug-name>` and read with `include_bytes!`.
 
 use std::io::Write;
@@ -67,53 +66,86 @@ fn azure_metrics(data: &[u8]) {
     }
 }
 
-/// The corpus files of one target, sorted by name.
-fn corpus(target: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/corpus")
-        .join(target);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{} is empty", dir.display());
-    files
+/// The seed inputs of one target, as `fuzz/seeds/<target>.list` names them (the same list
+/// `fuzz/seed.sh` starts a corpus from): each pattern is `DIR/*.EXT` or a file, and `FILE:N`
+/// is the file's first N lines. Returns (what, bytes) pairs in the list's order.
+fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let list = root.join(format!("fuzz/seeds/{target}.list"));
+    let text = std::fs::read_to_string(&list)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", list.display()));
+    let mut out = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (pattern, lines) = match line.split_once(':') {
+            Some((p, n)) => (p, Some(n.parse::<usize>().expect("a line count after ':'"))),
+            None => (line, None),
+        };
+        let files: Vec<PathBuf> = match pattern.split_once("/*.") {
+            Some((dir, ext)) => {
+                let mut v: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+                    .unwrap_or_else(|e| panic!("{line}: cannot read {dir}: {e}"))
+                    .map(|e| e.unwrap().path())
+                    .filter(|p| p.extension().is_some_and(|x| x == ext))
+                    .collect();
+                v.sort();
+                v
+            }
+            None => vec![root.join(pattern)],
+        };
+        assert!(
+            !files.is_empty(),
+            "{}: {line} matches no file",
+            list.display()
+        );
+        for path in files {
+            let mut data =
+                std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if let Some(n) = lines {
+                let cut = data
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b == b'\n')
+                    .nth(n - 1)
+                    .map_or(data.len(), |(i, _)| i + 1);
+                data.truncate(cut);
+            }
+            out.push((
+                format!("{}{}", path.display(), line.strip_prefix(pattern).unwrap()),
+                data,
+            ));
+        }
+    }
+    out
 }
 
 fn replay(target: &str, limit: usize, run: fn(&[u8])) {
-    for path in corpus(target).into_iter().take(limit) {
-        // A running fuzzer replaces corpus files with smaller ones: one listed a moment ago
-        // may be gone (only then; on a checkout every listed file is there).
-        let data = match std::fs::read(&path) {
-            Ok(d) => d,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => panic!("cannot read {}: {e}", path.display()),
-        };
+    for (what, data) in seeds(target).into_iter().take(limit) {
         let outcome = std::panic::catch_unwind(|| run(&data));
-        assert!(outcome.is_ok(), "{} panicked", path.display());
+        assert!(outcome.is_ok(), "{what} panicked");
     }
 }
 
 #[test]
-fn rule_loader_corpus_never_panics() {
+fn rule_loader_seeds_never_panic() {
     replay("rule_loader", usize::MAX, rule_loader);
 }
 
 #[test]
-fn azure_metrics_corpus_never_panics() {
+fn azure_metrics_seeds_never_panic() {
     replay("azure_metrics", usize::MAX, azure_metrics);
 }
 
 #[test]
-fn timing_decoder_corpus_reads_every_file_row_by_row() {
+fn timing_decoder_seeds_read_row_by_row() {
     replay("timing_decoder", usize::MAX, timing_decoder_oracle::check);
 }
 
 #[test]
-fn timing_decoder_corpus_never_panics_end_to_end() {
-    replay("timing_decoder", 30, analyze_jsonl);
+fn timing_decoder_seeds_never_panic_end_to_end() {
+    replay("timing_decoder", usize::MAX, analyze_jsonl);
 }
 
 /// The error loading `data` as a rule file, after replaying it through the target.

@@ -19,9 +19,9 @@ pub fn separator(path: &Path) -> u8 {
 }
 
 /// Scan a CSV lazily: the file itself, or (when the row check repaired it) the repaired
-/// copy held in memory, read the same way so only the mapped columns are ever
+/// copy, read the same way so only the mapped columns are ever
 /// materialised.
-pub fn scan(path: &Path, repaired: Option<super::Bytes>) -> Result<LazyFrame> {
+pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<LazyFrame> {
     LazyCsvReader::new_with_sources(super::scan_sources(path, repaired)?)
         .with_has_header(true)
         .with_separator(separator(path))

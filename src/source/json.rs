@@ -8,15 +8,15 @@ use polars::prelude::*;
 use crate::error::{Error, Result};
 
 /// Scan JSON lines lazily: the file itself, or (when the row check repaired it) the
-/// repaired copy held in memory, read the same way so only the mapped columns are ever
+/// repaired copy, read the same way so only the mapped columns are ever
 /// materialised. polars reads with the schema the row check found (`types`): it does not
 /// infer one, and keys the mapping cannot read never become columns.
 pub fn scan_lines(
     path: &Path,
-    repaired: Option<super::Bytes>,
+    repaired: Option<&super::spool::Spooled>,
     types: &super::rowcheck::Types,
 ) -> Result<LazyFrame> {
-    if repaired.as_ref().is_some_and(|b| b.is_empty()) {
+    if repaired.is_some_and(|r| std::fs::metadata(r.path()).is_ok_and(|m| m.len() == 0)) {
         // Every row was bad and skipped: no rows, no columns.
         return Ok(DataFrame::empty().lazy());
     }

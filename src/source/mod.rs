@@ -77,23 +77,6 @@ impl InputFormat {
     }
 }
 
-/// File contents held in memory, shared without copying (polars' own buffer type). Its
-/// `Debug` shows only the length: the bytes may hold prompts and responses.
-#[derive(Clone)]
-pub struct Bytes(polars_buffer::Buffer<u8>);
-
-impl Bytes {
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl fmt::Debug for Bytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Bytes({} bytes)", self.0.len())
-    }
-}
-
 /// One input file as read.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -109,11 +92,10 @@ pub struct Input {
     pub bad_rows: Vec<BadRow>,
     /// The line each row begins on (CSV and JSON lines; empty for other formats).
     pub lines: LineMap,
-    /// With `--on-bad-row error`: the rows polars read instead of the file, when the row
-    /// check repaired it (blank CSV lines, a BOM, an unread field beyond 64 bits), so that
-    /// the value the error quotes comes from the row polars numbered. Not kept under the
-    /// other policies, which quote no value: a repaired copy is as large as its file.
-    pub repaired: Option<Bytes>,
+    /// The temporary file of rows polars reads instead of the file, when the row check
+    /// repaired it (bad rows, blank CSV lines, a BOM, an unread field beyond 64 bits): kept
+    /// alive while the input is, and read again when an error quotes a row's value.
+    pub repaired: Option<Arc<spool::Spooled>>,
     /// JSON: the types of the values read (the schema polars reads the file with).
     pub types: rowcheck::Types,
 }
@@ -360,11 +342,11 @@ fn load_one(
             json_columns().unwrap_or_default(),
         ));
     }
-    let repaired = checked.repaired.map(|b| Bytes(b.into()));
+    let repaired = checked.repaired;
     let mut raw = match format {
         InputFormat::Parquet => parquet::scan(path)?,
-        InputFormat::Csv => csv::scan(path, repaired.clone())?,
-        InputFormat::JsonLines => json::scan_lines(path, repaired.clone(), &checked.types)?,
+        InputFormat::Csv => csv::scan(path, repaired.as_deref())?,
+        InputFormat::JsonLines => json::scan_lines(path, repaired.as_deref(), &checked.types)?,
         InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
         InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
     };
@@ -428,7 +410,7 @@ fn load_one(
             mapping,
             bad_rows: checked.bad,
             lines: checked.lines,
-            repaired: repaired.filter(|_| policy == BadRowPolicy::Error),
+            repaired,
             types: checked.types,
         },
     ))
@@ -461,16 +443,11 @@ fn any_timing_value(lf: &LazyFrame, name: &Path) -> Result<bool> {
         .unwrap_or(false))
 }
 
-/// What polars scans: the file at `path`, or a copy of its rows held in memory.
-fn scan_sources(path: &Path, repaired: Option<Bytes>) -> Result<ScanSources> {
-    Ok(match repaired {
-        Some(Bytes(bytes)) => ScanSources::Buffers([bytes].into()),
-        None => {
-            let p = PlRefPath::try_from_path(path)
-                .map_err(|e| Error::input(path, polars_message(&e)))?;
-            ScanSources::Paths(vec![p].into())
-        }
-    })
+/// What polars scans: the file at `path`, or the row check's repaired copy of its rows.
+fn scan_sources(path: &Path, repaired: Option<&spool::Spooled>) -> Result<ScanSources> {
+    let read = repaired.map_or(path, |r| r.path());
+    let p = PlRefPath::try_from_path(read).map_err(|e| Error::input(path, polars_message(&e)))?;
+    Ok(ScanSources::Paths(vec![p].into()))
 }
 
 /// A polars error without its backtrace hints, for user-facing messages.
@@ -502,9 +479,9 @@ pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
     let path = input.read_from.read.as_path();
     let raw = match input.format {
         InputFormat::Parquet => parquet::scan(path).ok()?,
-        InputFormat::Csv => csv::scan(path, input.repaired.clone()).ok()?,
+        InputFormat::Csv => csv::scan(path, input.repaired.as_deref()).ok()?,
         InputFormat::JsonLines => {
-            json::scan_lines(path, input.repaired.clone(), &input.types).ok()?
+            json::scan_lines(path, input.repaired.as_deref(), &input.types).ok()?
         }
         _ => return None,
     };

@@ -37,6 +37,13 @@ impl Drop for Spooled {
     }
 }
 
+impl Spooled {
+    /// Where the copy is.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
 /// Remove every temporary copy still on disk. Called from the CLI's signal handler.
 pub fn remove_all() {
     if let Ok(mut live) = LIVE.lock() {
@@ -159,6 +166,22 @@ fn spool(name: &Path, mut source: impl BufRead, suffix: &str) -> Result<Opened> 
         copy: Some(Arc::new(Spooled(path))),
         gzip,
     })
+}
+
+/// An empty temporary file for a copy of `name`'s rows that tracediag writes itself (the row
+/// check's repaired rows), removed like a spooled copy; `suffix` keeps the extension the
+/// readers look at. Returns the file open for writing and the handle that keeps it.
+pub fn scratch(name: &Path, suffix: &str) -> Result<(File, Arc<Spooled>)> {
+    let tmp = tempfile::Builder::new()
+        .prefix(".tracediag-rows-")
+        .suffix(suffix)
+        .tempfile()
+        .map_err(|e| Error::input(name, format!("cannot create a temporary copy: {e}")))?;
+    if let Ok(mut live) = LIVE.lock() {
+        live.push(tmp.path().to_path_buf());
+    }
+    let (file, path) = tmp.into_parts();
+    Ok((file, Arc::new(Spooled(path))))
 }
 
 /// One JSON document (a pretty-printed object) rewritten as a single JSON line, so that

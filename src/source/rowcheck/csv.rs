@@ -1,6 +1,7 @@
 //! CSV and TSV: each record checked with the csv crate (quotes, CRLF, bare CR), because
 //! polars' reader reports neither the line nor the field of a malformed record.
 
+use std::io::Write;
 use std::path::Path;
 
 use super::json_row::{check_other_string, field_roles};
@@ -8,7 +9,7 @@ use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, LineM
 use crate::error::{Error, Result};
 
 /// Check a CSV (or TSV) file record by record, quotes and all. A second pass writes the
-/// repaired copy only when a bad record, a blank line or a bare CR was found, so a clean
+/// repaired copy (to a temporary file) only when a bad record, a blank line or a bare CR was found, so a clean
 /// file is never held twice.
 pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Checked> {
     let bytes = read_all(path)?;
@@ -80,9 +81,11 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     if policy == BadRowPolicy::Error && !bad.is_empty() {
         return Err(first_error(path, &bad[0].1));
     }
+    let suffix = if separator == b'\t' { ".tsv" } else { ".csv" };
+    let (file, copy) = super::super::spool::scratch(path, suffix)?;
     let mut writer = csv::WriterBuilder::new()
         .delimiter(separator)
-        .from_writer(vec![]);
+        .from_writer(std::io::BufWriter::new(file));
     let write_err = |e: csv::Error| Error::input(path, format!("cannot repair the CSV rows: {e}"));
     let mut kept_rows = vec![];
     let mut row = 0u32;
@@ -128,12 +131,14 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         }
         Ok(())
     })?;
-    let repaired = writer
+    writer
         .into_inner()
+        .map_err(|e| e.to_string())
+        .and_then(|mut w| w.flush().map_err(|e| e.to_string()))
         .map_err(|e| Error::input(path, format!("cannot repair the CSV rows: {e}")))?;
     Ok(Checked {
         bad: bad.into_iter().map(|(_, b)| b).collect(),
-        repaired: Some(repaired),
+        repaired: Some(copy),
         kept_rows,
         lines,
         rows,

@@ -1,34 +1,54 @@
-//! JSON lines: each line checked as one row (on two threads for files over 1 MiB), then
-//! the bad ones left out or rewritten for polars per the policy.
+//! JSON lines: each line checked as one row, a block of lines at a time (on two threads for
+//! blocks over 1 MiB), then the bad ones left out or rewritten for polars per the policy.
 
 use super::json_row::{json_message, salvage, ObjectCheck};
 use super::types::Types;
-use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BOM};
+use super::{first_error, for_each_block, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BLOCK};
 use crate::error::{Error, Result};
+use crate::source::spool;
 use serde::de::Deserializer;
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::Path;
 
-/// Check a JSON-lines file. With `Error`, the first bad row is the error.
+/// Check a JSON-lines file, one block of lines at a time. With `Error`, the first bad row
+/// is the error. A second pass writes the repaired copy (to a temporary file) only when a
+/// row is bad, `other` is mixed or the file has a byte-order mark.
 pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
-    let all = read_all(path)?;
-    // A byte-order mark is not JSON; polars' reader would choke on it.
-    let bom = all.starts_with(BOM);
-    let bytes = if bom { &all[BOM.len()..] } else { &all[..] };
-    if lines(bytes).all(is_blank) {
+    check_in_blocks(path, policy, BLOCK)
+}
+
+fn check_in_blocks(path: &Path, policy: BadRowPolicy, block: usize) -> Result<Checked> {
+    let mut bad = vec![];
+    let mut types = Types::default();
+    let mut has_blank = false;
+    let mut rows = 0u64;
+    // The line each row begins on (where blank lines make them differ).
+    let mut lines_at = LineMap::default();
+    let bom = for_each_block(path, block, |bytes, before| {
+        let (b, blank, t) = find_bad_lines(bytes, before);
+        bad.extend(b);
+        types.merge(t);
+        has_blank |= blank;
+        for (i, line) in lines(bytes).enumerate() {
+            if !is_blank(line) {
+                rows += 1;
+                lines_at.record(rows, before + i as u64 + 1);
+            }
+        }
+        Ok(())
+    })?;
+    if rows == 0 {
         return Err(Error::input(
             path,
             "the file has no rows (only blank lines): expected a request log",
         ));
     }
-    let (bad, has_blank, types) = find_bad_lines(bytes);
-    let rows = lines(bytes).filter(|l| !is_blank(l)).count() as u64;
     let mixed = types.other_is_mixed();
-    if bad.is_empty() && !mixed {
+    if bad.is_empty() && !mixed && !bom {
         return Ok(Checked {
-            repaired: bom.then(|| bytes.to_vec()),
             lines: if has_blank {
-                line_map(bytes)
+                lines_at
             } else {
                 LineMap::default()
             },
@@ -42,37 +62,43 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
             return Err(first_error(path, b));
         }
     }
-    let mut out = Vec::with_capacity(bytes.len());
+    let (file, copy) = spool::scratch(path, ".jsonl")?;
+    let mut out = std::io::BufWriter::new(file);
+    let write_fail =
+        |e: std::io::Error| Error::input(path, format!("cannot write the repaired rows: {e}"));
     let mut kept_rows = vec![];
     let mut rows_at = LineMap::default();
     let mut next_bad = bad.iter().peekable();
     let mut row = 0u32;
-    for (i, line) in lines(bytes).enumerate() {
-        let lineno = i as u64 + 1;
-        if is_blank(line) {
-            continue;
-        }
-        match next_bad.peek() {
-            Some((b, repair)) if b.line == lineno => {
-                if policy == BadRowPolicy::Keep || b.kind == BadKind::Repair {
-                    out.extend_from_slice(&embed_other(repair.as_bytes(), mixed));
-                    out.push(b'\n');
-                    row += 1;
-                    rows_at.record(u64::from(row), lineno);
-                    if b.kind == BadKind::Unreadable {
-                        kept_rows.push(row);
-                    }
-                }
-                next_bad.next();
+    for_each_block(path, block, |bytes, before| {
+        for (i, line) in lines(bytes).enumerate() {
+            let lineno = before + i as u64 + 1;
+            if is_blank(line) {
+                continue;
             }
-            _ => {
-                out.extend_from_slice(&embed_other(line, mixed));
-                out.push(b'\n');
+            let written = match next_bad.peek() {
+                Some((b, repair)) if b.line == lineno => {
+                    let keep = policy == BadRowPolicy::Keep || b.kind == BadKind::Repair;
+                    let unreadable = b.kind == BadKind::Unreadable;
+                    let text = keep.then(|| embed_other(repair.as_bytes(), mixed));
+                    next_bad.next();
+                    text.map(|t| (t, unreadable))
+                }
+                _ => Some((embed_other(line, mixed), false)),
+            };
+            if let Some((text, unreadable)) = written {
+                out.write_all(&text).map_err(write_fail)?;
+                out.write_all(b"\n").map_err(write_fail)?;
                 row += 1;
                 rows_at.record(u64::from(row), lineno);
+                if unreadable {
+                    kept_rows.push(row);
+                }
             }
         }
-    }
+        Ok(())
+    })?;
+    out.flush().map_err(write_fail)?;
     // Reported: what was left out, and what was kept unreadable. A wrong-typed value kept
     // as text is reported by the mapping (`dq_unparsed`), like any unparsed value.
     let reported = bad
@@ -86,7 +112,7 @@ pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
         .collect();
     Ok(Checked {
         bad: reported,
-        repaired: Some(out),
+        repaired: Some(copy),
         kept_rows,
         lines: rows_at,
         types,
@@ -123,16 +149,6 @@ fn embed_other(row: &[u8], mixed: bool) -> Cow<'_, [u8]> {
     }
 }
 
-/// The line each row begins on, for a file whose blank lines (not rows) make them differ.
-fn line_map(bytes: &[u8]) -> LineMap {
-    let mut map = LineMap::default();
-    let rows = lines(bytes).enumerate().filter(|(_, l)| !is_blank(l));
-    for (row, (i, _)) in rows.enumerate() {
-        map.record(row as u64 + 1, i as u64 + 1);
-    }
-    map
-}
-
 /// Lines without their terminator (`\n` or `\r\n`).
 fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
@@ -148,10 +164,11 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
-/// Every bad line with the text that replaces it when kept, whether the file has a blank
-/// line, and the types of the values read. The file is split in two at a line boundary and
-/// checked on two threads (the check is about as costly as a parse).
-fn find_bad_lines(bytes: &[u8]) -> (Vec<(BadRow, String)>, bool, Types) {
+/// Every bad line of a block (numbered after the `before` lines of the blocks before it)
+/// with the text that replaces it when kept, whether the block has a blank line, and the
+/// types of the values read. The block is split in two at a line boundary and checked on
+/// two threads (the check is about as costly as a parse).
+fn find_bad_lines(bytes: &[u8], before: u64) -> (Vec<(BadRow, String)>, bool, Types) {
     let half = bytes.len() / 2;
     let split = match bytes[half..].iter().position(|b| *b == b'\n') {
         Some(p) if bytes.len() > 1 << 20 => half + p + 1,
@@ -160,8 +177,8 @@ fn find_bad_lines(bytes: &[u8]) -> (Vec<(BadRow, String)>, bool, Types) {
     let (a, b) = bytes.split_at(split);
     let first_lines = a.iter().filter(|c| **c == b'\n').count() as u64;
     let ((mut bad, blank_a, mut types), (rest, blank_b, types_b)) = std::thread::scope(|s| {
-        let h = s.spawn(|| check_lines(b, first_lines));
-        let first = check_lines(a, 0);
+        let h = s.spawn(|| check_lines(b, before + first_lines));
+        let first = check_lines(a, before);
         (first, h.join().expect("the line check does not panic"))
     });
     bad.extend(rest);
@@ -411,15 +428,120 @@ mod tests {
         }
     }
 
+    fn file(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(bytes).unwrap();
+        f.flush().unwrap();
+        f
+    }
+
     #[test]
     fn rows_after_blank_lines_name_their_line() {
-        let m = line_map(b"{\"a\":1}\n\n  \n{\"a\":2}\r\n{\"a\":3}\n");
+        let f = file(b"{\"a\":1}\n\n  \n{\"a\":2}\r\n{\"a\":3}\n");
+        let m = check_json_lines(f.path(), BadRowPolicy::Keep)
+            .unwrap()
+            .lines;
         assert_eq!([1, 2, 3].map(|r| m.line(r)), [1, 4, 5]);
+    }
+
+    /// What a check finds, with the repaired copy's bytes, for comparing block sizes.
+    #[derive(Debug, PartialEq)]
+    struct Outcome {
+        bad: Vec<BadRow>,
+        repaired: Option<Vec<u8>>,
+        kept_rows: Vec<u32>,
+        lines: Vec<u64>,
+        rows: u64,
+    }
+
+    fn outcome(c: Checked) -> Outcome {
+        Outcome {
+            repaired: c.repaired.map(|s| std::fs::read(s.path()).unwrap()),
+            lines: (1..=c.rows).map(|r| c.lines.line(r)).collect(),
+            bad: c.bad,
+            kept_rows: c.kept_rows,
+            rows: c.rows,
+        }
+    }
+
+    #[test]
+    fn blocks_of_any_size_find_what_one_block_finds() {
+        let good = r#"{"request_id":"a","upstream_headers_ms":1}"#;
+        let long = format!(
+            r#"{{"request_id":"{}","upstream_headers_ms":2}}"#,
+            "x".repeat(300)
+        );
+        let cases: Vec<Vec<u8>> = vec![
+            format!("{good}\n{{broken\n\n{long}\r\n  \n{good}\n").into(),
+            format!("\u{feff}{good}\n{long}\n{good}").into(),
+            format!(
+                "{good}\n{}\n{}\n",
+                r#"{"request_id":"b","other":"{\"timing\":{\"upstream_headers_ms\":3}}"}"#,
+                r#"{"request_id":"c","other":{"timing":{"upstream_headers_ms":4}}}"#
+            )
+            .into(),
+            format!("\n\n{long}\n{{\"request_id\":1}}{{}}\n{good}\r\n").into(),
+        ];
+        for (k, text) in cases.iter().enumerate() {
+            let f = file(text);
+            for policy in [BadRowPolicy::Keep, BadRowPolicy::Skip] {
+                let whole = outcome(check_in_blocks(f.path(), policy, 1 << 20).unwrap());
+                for block in [1, 2, 3, 7, 40, 64, 333] {
+                    let got = outcome(check_in_blocks(f.path(), policy, block).unwrap());
+                    assert_eq!(got, whole, "case {k}, {policy:?}, blocks of {block}");
+                }
+            }
+        }
+        // The cases exercise what they are meant to: a bad row, a byte-order mark, a mixed
+        // `other`, blank lines.
+        let f = file(&cases[0]);
+        assert_eq!(
+            outcome(check_json_lines(f.path(), BadRowPolicy::Keep).unwrap())
+                .bad
+                .len(),
+            1
+        );
+        let f = file(&cases[1]);
+        let c = check_json_lines(f.path(), BadRowPolicy::Keep).unwrap();
+        let copy = std::fs::read(c.repaired.unwrap().path()).unwrap();
+        assert!(copy.starts_with(b"{"), "the mark is left out");
+        let f = file(&cases[2]);
+        assert!(check_json_lines(f.path(), BadRowPolicy::Keep)
+            .unwrap()
+            .repaired
+            .is_some());
+    }
+
+    #[test]
+    fn blocks_hold_whole_lines_and_count_them() {
+        let text = b"\xef\xbb\xbfab\ncdefgh\n\nij\r\nk";
+        let f = file(text);
+        for block in [1, 2, 4, 5, 100] {
+            let mut seen = vec![];
+            let bom = for_each_block(f.path(), block, |b, before| {
+                let lines_in = b.iter().filter(|c| **c == b'\n').count() as u64;
+                assert!(
+                    b.ends_with(b"\n") || b == b"k" || b.ends_with(b"\nk"),
+                    "{b:?}"
+                );
+                seen.push((before, lines_in, b.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+            assert!(bom);
+            let all: Vec<u8> = seen.iter().flat_map(|(_, _, b)| b.clone()).collect();
+            assert_eq!(all, text[3..].to_vec(), "blocks of {block}");
+            let mut n = 0;
+            for (before, lines_in, _) in &seen {
+                assert_eq!(*before, n);
+                n += lines_in;
+            }
+        }
     }
 
     #[test]
     fn only_json_whitespace_makes_a_blank_line() {
-        let (bad, has_blank, _) = find_bad_lines(b"{\"a\":1}\n \t\r\n\x0c\n{\"a\":2}\n");
+        let (bad, has_blank, _) = find_bad_lines(b"{\"a\":1}\n \t\r\n\x0c\n{\"a\":2}\n", 0);
         assert!(has_blank, "line 2 is blank");
         let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
         assert_eq!(lines, vec![3], "a form feed is not JSON whitespace");
@@ -441,7 +563,7 @@ mod tests {
             }
         }
         assert!(text.len() > 1 << 20);
-        let (bad, has_blank, _) = find_bad_lines(text.as_bytes());
+        let (bad, has_blank, _) = find_bad_lines(text.as_bytes(), 0);
         assert!(has_blank, "line 3 is blank");
         let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
         assert_eq!(lines, vec![7, 45_000]);

@@ -6,7 +6,9 @@
 //! finds each bad row with its line and column; the policy (`--on-bad-row`) then decides:
 //! stop with that error, leave the row out, or keep it with its unreadable parts null. A
 //! file with no bad row is read by polars directly (the fast path); otherwise polars reads a
-//! repaired copy held in memory. For JSON the same pass notes the JSON type of every value
+//! repaired copy written to a temporary file. JSON lines are checked block by block
+//! (`BLOCK` bytes of whole lines at a time), so the check holds one block, not the file.
+//! For JSON the same pass notes the JSON type of every value
 //! the mapping can read (`types`), and polars reads with the schema made from them instead
 //! of inferring one, which fails the whole file where rows disagree on a type.
 //!
@@ -32,7 +34,9 @@ mod types;
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
+use super::spool::Spooled;
 use super::LineMap;
 use crate::error::{Error, Result};
 
@@ -109,9 +113,9 @@ impl fmt::Display for BadRow {
 pub struct Checked {
     /// Every bad row, in line order.
     pub bad: Vec<BadRow>,
-    /// When there is a bad row: the file's rows as polars should read them (bad rows
-    /// repaired or left out per the policy; blank lines dropped).
-    pub repaired: Option<Vec<u8>>,
+    /// When there is a bad row: a temporary file of the rows as polars should read them
+    /// (bad rows repaired or left out per the policy; blank lines dropped).
+    pub repaired: Option<Arc<Spooled>>,
     /// With `Keep`: 1-based data rows of `repaired` that were bad (for `dq_unreadable`).
     pub kept_rows: Vec<u32>,
     /// The line each row polars reads begins on.
@@ -131,6 +135,77 @@ pub(super) fn read_all(path: &Path) -> Result<Vec<u8>> {
         .and_then(|mut f| f.read_to_end(&mut bytes))
         .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
     Ok(bytes)
+}
+
+/// How much of a JSON-lines file the row check holds at once: whole lines up to this size
+/// (a longer line is held whole).
+pub(super) const BLOCK: usize = 16 << 20;
+
+/// Read `path` in blocks of whole lines, a byte-order mark left out, calling
+/// `f(block, lines_before)`: every block but the last ends with a line end. Returns whether
+/// the file began with a byte-order mark.
+pub(super) fn for_each_block(
+    path: &Path,
+    block: usize,
+    mut f: impl FnMut(&[u8], u64) -> Result<()>,
+) -> Result<bool> {
+    let fail = |e: std::io::Error| Error::input(path, format!("cannot read: {e}"));
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    // What is read but not yet handed to `f`: the start of a line at most, between reads.
+    let mut buf: Vec<u8> = Vec::new();
+    // The first read holds at least a byte-order mark's length.
+    let mut want = block.max(BOM.len());
+    let mut lines_before = 0u64;
+    let mut bom = None;
+    loop {
+        let mut filled = buf.len();
+        buf.resize(want.max(filled), 0);
+        let eof = loop {
+            if filled == buf.len() {
+                break false;
+            }
+            match file.read(&mut buf[filled..]) {
+                Ok(0) => break true,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(fail(e)),
+            }
+        };
+        buf.truncate(filled);
+        // The first read fills the buffer (or holds the whole file): a mark is there whole.
+        let skip = match bom {
+            None => {
+                let has = buf.starts_with(BOM);
+                bom = Some(has);
+                if has {
+                    BOM.len()
+                } else {
+                    0
+                }
+            }
+            Some(_) => 0,
+        };
+        let end = match buf.iter().rposition(|b| *b == b'\n') {
+            _ if eof => buf.len(),
+            Some(i) => i + 1,
+            None => {
+                // A line longer than the block: hold more of it.
+                want = buf.len() * 2;
+                buf.drain(..skip);
+                continue;
+            }
+        };
+        let piece = &buf[skip..end];
+        if !piece.is_empty() {
+            f(piece, lines_before)?;
+            lines_before += piece.iter().filter(|b| **b == b'\n').count() as u64;
+        }
+        if eof {
+            return Ok(bom.unwrap_or(false));
+        }
+        buf.drain(..end);
+        want = block.max(1);
+    }
 }
 
 pub(super) fn first_error(path: &Path, bad: &BadRow) -> Error {

@@ -1,36 +1,37 @@
 //! CSV and TSV: each record checked with the csv crate (quotes, CRLF, bare CR), because
 //! polars' reader reports neither the line nor the field of a malformed record.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use super::json_row::{check_other_string, field_roles};
-use super::{first_error, read_all, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BOM};
+use super::{first_error, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BLOCK, BOM};
 use crate::error::{Error, Result};
 
-/// Check a CSV (or TSV) file record by record, quotes and all. A second pass writes the
-/// repaired copy (to a temporary file) only when a bad record, a blank line or a bare CR was found, so a clean
-/// file is never held twice.
+/// Check a CSV (or TSV) file record by record, quotes and all, a block of records at a time
+/// (`BLOCK` bytes). A second pass writes the repaired copy (to a temporary file) only when a
+/// bad record, a blank line or a bare CR was found.
 pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Checked> {
-    let bytes = read_all(path)?;
-    let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
-    // Old Mac line ends (a CR alone): polars reads them as one line, so such a file is
-    // rewritten with LF even when every record is good.
-    let bare_cr = body
-        .iter()
-        .enumerate()
-        .any(|(i, b)| *b == b'\r' && body.get(i + 1) != Some(&b'\n'));
+    check_in_blocks(path, separator, policy, BLOCK)
+}
+
+fn check_in_blocks(
+    path: &Path,
+    separator: u8,
+    policy: BadRowPolicy,
+    block: usize,
+) -> Result<Checked> {
     // polars reads a blank line as a row of nulls (one more "request"); the csv crate skips
     // it. Such a file is rewritten without them. Blank lines between records are the ones
     // the csv crate skipped (a blank line inside a quoted value is part of the value and
     // needs no rewrite); blank lines at the end come after the last record.
-    let mut blank_line = trailing_blank_line(body);
+    let mut blank_line = false;
     let mut header: Vec<String> = vec![];
     let mut bad: Vec<(u64, BadRow)> = vec![];
     // Where each record begins: the rows' lines when every record is read as it is.
     let mut lines = LineMap::default();
     let mut rows = 0;
-    for_each_record(path, body, separator, |index, line, record| {
+    let ends = for_each_record(path, separator, block, |index, line, record| {
         blank_line |= line.after_blank;
         let line = line.number;
         if index > 0 {
@@ -71,7 +72,10 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
         }
         Ok(())
     })?;
-    if bad.is_empty() && !bare_cr && !blank_line {
+    blank_line |= ends.trailing_blank;
+    // Old Mac line ends (a CR alone): polars reads them as one line, so such a file is
+    // rewritten with LF even when every record is good.
+    if bad.is_empty() && !ends.bare_cr && !blank_line {
         return Ok(Checked {
             lines,
             rows,
@@ -91,7 +95,7 @@ pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Che
     let mut row = 0u32;
     let mut lines = LineMap::default();
     let mut bad_at = bad.iter().map(|(i, _)| *i).peekable();
-    for_each_record(path, body, separator, |index, line, record| {
+    for_each_record(path, separator, block, |index, line, record| {
         let line = line.number;
         let is_bad = bad_at.peek() == Some(&index);
         if is_bad {
@@ -154,34 +158,131 @@ struct RecordLine {
     after_blank: bool,
 }
 
-/// Calls `f` with (index, line, record) for every record; index 0 is the header. The csv
-/// crate skips blank lines itself.
-fn for_each_record(
-    path: &Path,
-    body: &[u8],
-    separator: u8,
-    mut f: impl FnMut(u64, RecordLine, &csv::ByteRecord) -> Result<()>,
-) -> Result<()> {
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(separator)
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(body);
-    let mut record = csv::ByteRecord::new();
-    let mut index = 0u64;
-    while reader
-        .read_byte_record(&mut record)
-        .map_err(|e| Error::input(path, format!("cannot read as CSV: {e}")))?
-    {
-        f(index, first_line(body, &record), &record)?;
-        index += 1;
-    }
-    Ok(())
+/// What only the whole file shows: a bare CR somewhere, a blank line after the last record.
+struct Ends {
+    bare_cr: bool,
+    trailing_blank: bool,
 }
 
-/// Where a record's first field is. The csv crate's position is where it began reading,
-/// which is a skipped blank line when one comes before the record.
-fn first_line(body: &[u8], record: &csv::ByteRecord) -> RecordLine {
+/// Calls `f` with (index, line, record) for every record; index 0 is the header. The file
+/// is read in blocks of whole records of about `block` bytes (a record longer than that is
+/// held whole), a byte-order mark left out: each block is parsed up to the start of its
+/// last record, which may be cut off and begins the next block, so every block starts
+/// where a record starts and the csv crate's quote state holds. The csv crate skips blank
+/// lines itself.
+fn for_each_record(
+    path: &Path,
+    separator: u8,
+    block: usize,
+    mut f: impl FnMut(u64, RecordLine, &csv::ByteRecord) -> Result<()>,
+) -> Result<Ends> {
+    let fail = |e: std::io::Error| Error::input(path, format!("cannot read: {e}"));
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    let mut buf: Vec<u8> = vec![];
+    // The first read holds at least a byte-order mark's length.
+    let mut want = block.max(BOM.len());
+    // Holding more doubles what is held; never less than a byte more (a first read that
+    // was only a byte-order mark leaves nothing held).
+    let grow = |held: usize| (held * 2).max(held + 1);
+    let mut first = true;
+    let mut index = 0u64;
+    let mut lines_before = 0u64;
+    let mut bare_cr = false;
+    loop {
+        let mut filled = buf.len();
+        buf.resize(want.max(filled), 0);
+        let eof = loop {
+            if filled == buf.len() {
+                break false;
+            }
+            match file.read(&mut buf[filled..]) {
+                Ok(0) => break true,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(fail(e)),
+            }
+        };
+        buf.truncate(filled);
+        if std::mem::take(&mut first) && buf.starts_with(BOM) {
+            buf.drain(..BOM.len());
+        }
+        let body = &buf[..];
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(separator)
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(body);
+        // A record is handed on when the next one has been read: the last of a block may
+        // be cut off by the block's end.
+        // Two records swap places instead of one being copied per record.
+        let mut last = csv::ByteRecord::new();
+        let mut record = csv::ByteRecord::new();
+        let mut have_last = false;
+        let mut handed = 0;
+        while reader
+            .read_byte_record(&mut record)
+            .map_err(|e| Error::input(path, format!("cannot read as CSV: {e}")))?
+        {
+            if have_last {
+                f(index, first_line(body, &last, lines_before), &last)?;
+                index += 1;
+                handed += 1;
+            }
+            std::mem::swap(&mut last, &mut record);
+            have_last = true;
+        }
+        let pending = have_last.then_some(&last);
+        let cut = match (pending, eof) {
+            (Some(last), false) => {
+                let start = last.position().map_or(0, |p| p.byte() as usize);
+                // Never between the CR and LF of a line end (the csv crate's position
+                // after a CRLF is its LF).
+                let start =
+                    if start > 0 && body[start - 1] == b'\r' && body.get(start) == Some(&b'\n') {
+                        start + 1
+                    } else {
+                        start
+                    };
+                if handed == 0 || start == 0 {
+                    // One record (perhaps cut off) fills the block: hold more.
+                    want = grow(buf.len());
+                    continue;
+                }
+                start
+            }
+            (Some(last), true) => {
+                f(index, first_line(body, last, lines_before), last)?;
+                index += 1;
+                body.len()
+            }
+            // Blank lines alone: hold more, so the record after them says so.
+            (None, false) => {
+                want = grow(buf.len());
+                continue;
+            }
+            (None, true) => body.len(),
+        };
+        let done = &body[..cut];
+        bare_cr |= done
+            .iter()
+            .enumerate()
+            .any(|(i, b)| *b == b'\r' && done.get(i + 1) != Some(&b'\n'));
+        lines_before += done.iter().filter(|b| **b == b'\n').count() as u64;
+        if eof {
+            return Ok(Ends {
+                bare_cr,
+                trailing_blank: trailing_blank_line(done),
+            });
+        }
+        buf.drain(..cut);
+        want = block.max(BOM.len());
+    }
+}
+
+/// Where a record's first field is, counting `lines_before` the block. The csv crate's
+/// position is where it began reading, which is a skipped blank line when one comes before
+/// the record.
+fn first_line(body: &[u8], record: &csv::ByteRecord, lines_before: u64) -> RecordLine {
     let Some(p) = record.position() else {
         return RecordLine {
             number: 0,
@@ -200,7 +301,7 @@ fn first_line(body: &[u8], record: &csv::ByteRecord) -> RecordLine {
     // record's line, not a blank one.
     let ends_crlf = start > 0 && body[start - 1] == b'\r' && body.get(start) == Some(&b'\n');
     RecordLine {
-        number: p.line() + skipped as u64,
+        number: lines_before + p.line() + skipped as u64,
         after_blank: skipped > usize::from(ends_crlf),
     }
 }
@@ -277,6 +378,57 @@ mod tests {
             .unwrap()
             .repaired
             .is_some()
+    }
+
+    /// What a check finds, with the repaired copy's bytes, for comparing block sizes.
+    #[derive(Debug, PartialEq)]
+    struct Outcome {
+        bad: Vec<BadRow>,
+        repaired: Option<Vec<u8>>,
+        kept_rows: Vec<u32>,
+        lines: Vec<u64>,
+        rows: u64,
+    }
+
+    fn outcome(c: Checked) -> Outcome {
+        Outcome {
+            repaired: c.repaired.map(|s| std::fs::read(s.path()).unwrap()),
+            lines: (1..=c.rows).map(|r| c.lines.line(r)).collect(),
+            bad: c.bad,
+            kept_rows: c.kept_rows,
+            rows: c.rows,
+        }
+    }
+
+    #[test]
+    fn blocks_of_any_size_find_what_one_block_finds() {
+        let long = "x".repeat(200);
+        let cases = [
+            format!("id,ttfb_ms,note\na,1,x\nb,2\n\nc,3,\"q\nq\"\r\nd,4,{long}\n"),
+            "\u{feff}id,ttfb_ms\r\na,1\r\n\r\nb,\"2\r\n\r\n\"\r\nc,3\r\n\r\n".to_string(),
+            format!("id,ttfb_ms\ra,1\rb,2\r\n\n{long},5\rc,3"),
+            format!("\n\nid,note\n{long},\"a\"\"b\"\na,\"{long}\n\"\nb,1,2\n"),
+            "id,ttfb_ms\na,1\nb,2".to_string(),
+        ];
+        for (k, text) in cases.iter().enumerate() {
+            let mut f = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+            f.write_all(text.as_bytes()).unwrap();
+            for policy in [BadRowPolicy::Keep, BadRowPolicy::Skip] {
+                let whole = outcome(check_in_blocks(f.path(), b',', policy, 1 << 20).unwrap());
+                for block in [1, 2, 3, 5, 8, 13, 40, 64, 250] {
+                    let got = outcome(check_in_blocks(f.path(), b',', policy, block).unwrap());
+                    assert_eq!(got, whole, "case {k}, {policy:?}, blocks of {block}");
+                }
+            }
+        }
+        // The cases hold what they are meant to: bad records, blank lines, a bare CR.
+        let mut f = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+        f.write_all(cases[0].as_bytes()).unwrap();
+        let c = outcome(check_csv(f.path(), b',', BadRowPolicy::Keep).unwrap());
+        assert_eq!(c.bad.iter().map(|b| b.line).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(c.lines, vec![2, 3, 5, 7]);
+        assert!(rewritten(&cases[2]), "a bare CR");
+        assert!(!rewritten(&cases[4]));
     }
 
     #[test]

@@ -633,6 +633,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         tool: tool(),
         rules: RulesInfo::of(rules),
         percentile_method: PERCENTILE_METHOD,
+        percentile_rule: crate::stats::support::RULE,
         inputs: inputs
             .iter()
             .map(|i| InputSummary {

@@ -43,7 +43,7 @@ use crate::plan;
 use crate::ruleset::RuleSet;
 use crate::source::{self, SOURCE_COL};
 use crate::stats;
-use crate::stats::quantile7;
+use crate::stats::{quantile7, support};
 use crate::summary::{
     round3, tool, BadRows, Count, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD,
 };
@@ -71,7 +71,7 @@ pub const INFLIGHT_RATIO: f64 = 1.5;
 /// Time windows differ when they overlap for less than this share of the shorter one.
 pub const MIN_OVERLAP: f64 = 0.5;
 /// A cohort needs at least this many requests for its p99 to mean something.
-pub const MIN_REQUESTS: u64 = 100;
+pub const MIN_REQUESTS: u64 = support::P99_MIN_N;
 
 /// The quantiles reported and shifted.
 const QUANTILES: [(&str, f64); 3] = [("p50", 0.50), ("p95", 0.95), ("p99", 0.99)];
@@ -159,8 +159,12 @@ pub fn parse_split(text: &str) -> Result<(String, [String; 2])> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub tool: String,
+    /// One line written from the figures: the largest significant shift and the contract.
+    pub verdict: String,
     pub rules: RulesInfo,
     pub percentile_method: &'static str,
+    /// When a percentile is shown, and so shifted (`stats::support::RULE`).
+    pub percentile_rule: &'static str,
     /// The label column the cohorts were split by (`--split`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<String>,
@@ -212,13 +216,37 @@ pub struct CohortSummary {
     pub inflight: Dist,
 }
 
-/// A distribution in brief: how many values, their mean, median and p95 (type 7).
+/// A distribution in brief: how many values, their mean, median and p95 (type 7). In
+/// JSON the p95 is null, with the reason, when n is too small for it (`stats::support`).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(into = "DistJson")]
 pub struct Dist {
     pub n: u64,
     pub mean: Option<f64>,
     pub p50: Option<f64>,
     pub p95: Option<f64>,
+}
+
+#[derive(Serialize)]
+pub struct DistJson {
+    pub n: u64,
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_withheld: Option<String>,
+}
+
+impl From<Dist> for DistJson {
+    fn from(d: Dist) -> DistJson {
+        DistJson {
+            n: d.n,
+            mean: d.mean,
+            p50: d.p50,
+            p95: support::shown(0.95, d.n, d.p95),
+            p95_withheld: support::withheld(0.95, d.n),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -294,10 +322,13 @@ pub struct Side {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Shift {
     pub quantile: &'static str,
-    /// B's percentile − A's percentile.
+    /// B's percentile − A's percentile; null, with the interval, when either cohort is
+    /// too small for the percentile (`withheld` says which).
     pub estimate: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
@@ -822,8 +853,10 @@ pub fn compare(rules: &RuleSet, a: &Cohort, b: &Cohort, settings: &Settings) -> 
     let classes = class_mix(rules, &ca, &cb);
     Ok(Comparison {
         tool: tool(),
+        verdict: verdict(&contract, &metrics),
         rules: RulesInfo::of(rules),
         percentile_method: PERCENTILE_METHOD,
+        percentile_rule: support::RULE,
         split: settings.split.clone(),
         window: settings.window.clone(),
         cohorts: vec![ca.summary, cb.summary],
@@ -1116,7 +1149,7 @@ fn dist_text(d: &Dist) -> String {
     format!(
         "p50 {} · p95 {} · mean {} (n {})",
         num(d.p50),
-        num(d.p95),
+        support::cell(0.95, d.n).unwrap_or_else(|| num(d.p95)),
         num(d.mean),
         d.n
     )
@@ -1446,13 +1479,30 @@ fn metrics(
         let shift = QUANTILES
             .iter()
             .enumerate()
-            .map(|(k, (name, _))| Shift {
-                quantile: name,
-                estimate: get(&side_b, k)
-                    .zip(get(&side_a, k))
-                    .map(|(y, x)| round3(y - x)),
-                ci_low: cis[k].map(|c| round3(c.0)),
-                ci_high: cis[k].map(|c| round3(c.1)),
+            .map(|(k, &(name, q))| {
+                // A shift is no better than the weaker of its two percentiles.
+                let withheld = [("A", &side_a), ("B", &side_b)]
+                    .into_iter()
+                    .filter_map(|(l, s)| support::withheld(q, s.pct.n).map(|w| format!("{l}: {w}")))
+                    .collect::<Vec<_>>();
+                if !withheld.is_empty() {
+                    return Shift {
+                        quantile: name,
+                        estimate: None,
+                        ci_low: None,
+                        ci_high: None,
+                        withheld: Some(withheld.join("; ")),
+                    };
+                }
+                Shift {
+                    quantile: name,
+                    estimate: get(&side_b, k)
+                        .zip(get(&side_a, k))
+                        .map(|(y, x)| round3(y - x)),
+                    ci_low: cis[k].map(|c| round3(c.0)),
+                    ci_high: cis[k].map(|c| round3(c.1)),
+                    withheld: None,
+                }
             })
             .collect();
         out.push(MetricComparison {
@@ -1470,6 +1520,86 @@ fn metrics(
         });
     }
     Ok(out)
+}
+
+/// A figure with its sign, as `num` shows it: `+12.5`, `-360`.
+fn signed(x: f64) -> String {
+    if x > 0.0 {
+        format!("+{}", num(Some(x)))
+    } else {
+        num(Some(x))
+    }
+}
+
+/// The one-line verdict: the largest significant shift (its interval excludes 0; largest
+/// relative to A's value, so metrics of different units compare) and the contract.
+fn verdict(contract: &Contract, metrics: &[MetricComparison]) -> String {
+    let confidence = format!("{:.0}%", CONFIDENCE * 100.0);
+    let mut best: Option<(f64, String)> = None;
+    for m in metrics {
+        for (s, (_, _, a)) in m.shift.iter().zip(m.a.pct.quantiles()) {
+            let b =
+                m.b.pct
+                    .quantiles()
+                    .into_iter()
+                    .find(|q| q.0 == s.quantile)
+                    .and_then(|q| q.2);
+            let (Some(est), Some(lo), Some(hi), Some(a), Some(b)) =
+                (s.estimate, s.ci_low, s.ci_high, a, b)
+            else {
+                continue;
+            };
+            if !(lo > 0.0 || hi < 0.0) || a == 0.0 {
+                continue;
+            }
+            let rel = est / a.abs();
+            if best.as_ref().is_some_and(|(r, _)| r.abs() >= rel.abs()) {
+                continue;
+            }
+            let label = if m.label.is_empty() {
+                &m.name
+            } else {
+                &m.label
+            };
+            best = Some((
+                rel,
+                format!(
+                    "the largest significant shift is {label} {}, {} → {} ({}, {:+.1}%; {confidence} interval [{}, {}])",
+                    s.quantile,
+                    num(Some(a)),
+                    num(Some(b)),
+                    signed(est),
+                    rel * 100.0,
+                    signed(lo),
+                    signed(hi)
+                ),
+            ));
+        }
+    }
+    let found = best.is_some();
+    let shift = best.map(|b| b.1).unwrap_or_else(|| {
+        format!("no percentile shift B − A has a {confidence} interval that excludes 0")
+    });
+    let contract = match contract.warnings.len() {
+        0 => "the workload contract holds (no difference beyond the tolerances)".to_string(),
+        n => {
+            let mut fields: Vec<&str> =
+                contract.warnings.iter().map(|w| w.field.as_str()).collect();
+            fields.dedup();
+            format!(
+                "{}the cohorts differ on the workload contract ({n} warning{}: {}){}",
+                if found { "but " } else { "" },
+                if n == 1 { "" } else { "s" },
+                fields.join(", "),
+                if found {
+                    ", so the shift may come from the workload"
+                } else {
+                    ""
+                }
+            )
+        }
+    };
+    format!("B against A: {shift}; {contract}.")
 }
 
 fn class_mix(rules: &RuleSet, a: &CohortData, b: &CohortData) -> Vec<ClassMix> {

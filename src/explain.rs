@@ -250,6 +250,8 @@ pub struct Cohort {
     pub channel: Option<String>,
     /// Requests in the cohort, this one included.
     pub requests: u64,
+    /// When a cohort percentile is shown (`stats::support::RULE`).
+    pub percentile_rule: &'static str,
     pub metrics: Vec<CohortMetric>,
 }
 
@@ -899,6 +901,7 @@ impl<'a> Ctx<'a> {
             model,
             channel,
             requests: count("__requests")?,
+            percentile_rule: crate::stats::support::RULE,
             metrics,
         })
     }

@@ -7,8 +7,10 @@ use serde::Serialize;
 pub const PERCENTILE_METHOD: &str =
     "linear interpolation between closest ranks (Hyndman & Fan type 7, NumPy's default)";
 
-/// p50/p95/p99 of one figure over `n` non-null values.
+/// p50/p95/p99 of one figure over `n` non-null values, as computed. Serialized as
+/// [`PctJson`]: a percentile the sample cannot support is null there, with the reason.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(into = "PctJson")]
 pub struct Pct {
     pub n: u64,
     pub p50: Option<f64>,
@@ -16,11 +18,55 @@ pub struct Pct {
     pub p99: Option<f64>,
 }
 
+impl Pct {
+    /// The percentiles with their quantiles: (name, q, value as computed).
+    pub fn quantiles(&self) -> [(&'static str, f64, Option<f64>); 3] {
+        [
+            ("p50", 0.50, self.p50),
+            ("p95", 0.95, self.p95),
+            ("p99", 0.99, self.p99),
+        ]
+    }
+}
+
+/// A `Pct` as JSON: each percentile null when n is too small for it
+/// (`stats::support`), and then `pNN_withheld` says why.
+#[derive(Serialize)]
+pub struct PctJson {
+    pub n: u64,
+    pub p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_withheld: Option<String>,
+    pub p95: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_withheld: Option<String>,
+    pub p99: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_withheld: Option<String>,
+}
+
+impl From<Pct> for PctJson {
+    fn from(p: Pct) -> PctJson {
+        use crate::stats::support::{shown, withheld};
+        PctJson {
+            n: p.n,
+            p50: shown(0.50, p.n, p.p50),
+            p50_withheld: withheld(0.50, p.n),
+            p95: shown(0.95, p.n, p.p95),
+            p95_withheld: withheld(0.95, p.n),
+            p99: shown(0.99, p.n, p.p99),
+            p99_withheld: withheld(0.99, p.n),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub tool: String,
     pub rules: RulesInfo,
     pub percentile_method: &'static str,
+    /// When a percentile is shown (`stats::support::RULE`).
+    pub percentile_rule: &'static str,
     pub inputs: Vec<InputSummary>,
     /// How client identifiers were written; only when the input had one (`ids`).
     #[serde(skip_serializing_if = "Option::is_none")]

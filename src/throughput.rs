@@ -20,12 +20,16 @@ use crate::monitor;
 use crate::plan;
 use crate::ruleset::RuleSet;
 use crate::source::{azure, azure_windows};
-use crate::stats::{self, quantile7};
+use crate::stats::{self, quantile7, support};
 use crate::summary::{round3, tool};
 
-/// min / mean / p95 / max of one per-minute series (p95: linear interpolation, type 7).
+/// min / mean / p95 / max of one per-minute series (p95: linear interpolation, type 7)
+/// over `n` minutes. In JSON the p95 is null, with the reason, when n is too small for it
+/// (`stats::support`).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(into = "StatJson")]
 pub struct Stat {
+    pub n: u64,
     pub min: Option<f64>,
     pub mean: Option<f64>,
     pub p95: Option<f64>,
@@ -53,8 +57,34 @@ pub struct Throughput {
     pub by: Vec<String>,
     pub first_minute: Option<String>,
     pub last_minute: Option<String>,
+    /// When a p95 is shown (`stats::support::RULE`).
+    pub percentile_rule: &'static str,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct StatJson {
+    pub n: u64,
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub p95: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_withheld: Option<String>,
+    pub max: Option<f64>,
+}
+
+impl From<Stat> for StatJson {
+    fn from(s: Stat) -> StatJson {
+        StatJson {
+            n: s.n,
+            min: s.min,
+            mean: s.mean,
+            p95: support::shown(0.95, s.n, s.p95),
+            p95_withheld: support::withheld(0.95, s.n),
+            max: s.max,
+        }
+    }
 }
 
 pub fn stat(values: &[f64]) -> Stat {
@@ -64,6 +94,7 @@ pub fn stat(values: &[f64]) -> Stat {
     }
     v.sort_by(f64::total_cmp);
     Stat {
+        n: v.len() as u64,
         min: v.first().copied().map(round3),
         mean: Some(round3(v.iter().sum::<f64>() / v.len() as f64)),
         p95: quantile7(&v, 0.95).map(round3),
@@ -143,6 +174,7 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
             by: vec!["deployment".into()],
             first_minute: ts.min().and_then(iso_ms),
             last_minute: ts.max().and_then(iso_ms),
+            percentile_rule: support::RULE,
             rows,
             notes: vec![
                 "input TPM counts every processed prompt token (ProcessedPromptTokens / InputTokens): conservative, prompt caching ignored".into(),
@@ -275,6 +307,7 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
             by: by.to_vec(),
             first_minute: (first <= last).then(|| minute_iso(first)).flatten(),
             last_minute: (first <= last).then(|| minute_iso(last)).flatten(),
+            percentile_rule: support::RULE,
             rows,
             notes,
         })

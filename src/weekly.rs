@@ -149,14 +149,26 @@ pub struct PeriodRow {
     pub failures: u64,
     /// Requests per class, parallel to `Weekly::class_order`.
     pub classes: Vec<u64>,
+    /// Milliseconds of the period the data covers: from the first timestamp or the
+    /// period's start, whichever is later, to the last timestamp or the period's end.
+    pub covered_ms: i64,
+    /// The data covers less than the whole period (the first or last timestamp lies
+    /// inside it).
+    pub partial: bool,
+    /// The first timestamp, when it lies inside the period (ISO 8601 UTC).
+    pub data_from: Option<String>,
+    /// The last timestamp, when it lies inside the period.
+    pub data_until: Option<String>,
+    /// `rows` per hour covered; null when the period covers no time (one instant).
+    pub per_hour: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Trend {
-    pub previous: String,
-    pub last: String,
-    pub previous_rows: u64,
-    pub last_rows: u64,
+    /// The two periods, whole (their coverage and requests per hour included).
+    pub previous: PeriodRow,
+    pub last: PeriodRow,
+
     /// One row per class with requests in either period, in table order.
     pub rows: Vec<TrendRow>,
 }
@@ -166,7 +178,10 @@ pub struct TrendRow {
     pub class: String,
     pub previous_count: u64,
     pub last_count: u64,
-    pub count_change: i64,
+    /// The counts per hour of data covered; null for a period that covers no time.
+    pub previous_per_hour: Option<f64>,
+    pub last_per_hour: Option<f64>,
+    pub per_hour_change: Option<f64>,
     /// Shares (0–1) of their period's requests; null for an empty period.
     pub previous_share: Option<f64>,
     pub last_share: Option<f64>,
@@ -350,6 +365,11 @@ fn unit_of(ty: &Ty) -> &'static str {
     }
 }
 
+/// `n` requests over `covered_ms` as a rate per hour; null over no time.
+fn per_hour(n: u64, covered_ms: i64) -> Option<f64> {
+    (covered_ms > 0).then(|| round3(n as f64 * HOUR_MS as f64 / covered_ms as f64))
+}
+
 fn is_failure() -> Expr {
     col("outcome")
         .is_not_null()
@@ -440,8 +460,18 @@ fn build_inner(
         .map(|&s| {
             let iso = iso_ms(s).unwrap_or_default();
             let key = vec![Some(iso.clone())];
+            let rows = p_rows.get(&key).copied().unwrap_or(0);
+            let end = s + period.length_ms();
+            // `starts` is empty unless both exist.
+            let (lo, hi) = (lo.unwrap_or(s), hi.unwrap_or(end));
+            let covered_ms = (hi.min(end) - lo.max(s)).max(0);
             PeriodRow {
-                rows: p_rows.get(&key).copied().unwrap_or(0),
+                rows,
+                covered_ms,
+                partial: lo > s || hi < end,
+                data_from: (lo > s).then(|| iso_ms(lo)).flatten(),
+                data_until: (hi < end).then(|| iso_ms(hi)).flatten(),
+                per_hour: per_hour(rows, covered_ms),
                 failures: p_fail.get(&key).copied().unwrap_or(0),
                 classes: class_order
                     .iter()
@@ -463,6 +493,7 @@ fn build_inner(
         let prev = &periods[periods.len() - 2];
         let last = &periods[periods.len() - 1];
         let share = |n: u64, rows: u64| (rows > 0).then(|| round3(n as f64 / rows as f64));
+        let rate = |n: u64, p: &PeriodRow| per_hour(n, p.covered_ms);
         let rows = class_order
             .iter()
             .enumerate()
@@ -470,11 +501,14 @@ fn build_inner(
             .map(|(i, c)| {
                 let (a, b) = (prev.classes[i], last.classes[i]);
                 let (sa, sb) = (share(a, prev.rows), share(b, last.rows));
+                let (ra, rb) = (rate(a, prev), rate(b, last));
                 TrendRow {
                     class: c.clone(),
                     previous_count: a,
                     last_count: b,
-                    count_change: b as i64 - a as i64,
+                    previous_per_hour: ra,
+                    last_per_hour: rb,
+                    per_hour_change: ra.zip(rb).map(|(x, y)| round3(y - x)),
                     previous_share: sa,
                     last_share: sb,
                     share_change_pts: match (sa, sb) {
@@ -485,10 +519,9 @@ fn build_inner(
             })
             .collect();
         Trend {
-            previous: prev.label.clone(),
-            last: last.label.clone(),
-            previous_rows: prev.rows,
-            last_rows: last.rows,
+            previous: prev.clone(),
+            last: last.clone(),
+
             rows,
         }
     });

@@ -522,3 +522,42 @@ fn a_closed_stderr_is_not_a_panic() {
         .unwrap();
     assert_eq!(status.code(), Some(2));
 }
+
+/// Percentiles ignored their sample size: a group of 3 requests printed a p99. Every
+/// percentile now comes with its n, and one the sample cannot support is "n too small":
+/// `n<20` / `n<100` in the table, null with the reason in JSON, the rule stated once.
+#[test]
+fn a_p99_of_three_requests_is_n_too_small() {
+    let args = [
+        "analyze",
+        "fixtures/traces/traces.jsonl",
+        "--by",
+        "model,channel",
+    ];
+    let text = ok(&args);
+    assert_eq!(
+        text.matches("percentile rule: p95 needs n ≥ 20, p99 n ≥ 100")
+            .count(),
+        1
+    );
+    assert!(text.contains("n too small"));
+    let group = text
+        .lines()
+        .find(|l| l.starts_with("│ gpt-4.1 ┆ ch-east"))
+        .unwrap();
+    assert!(
+        group.contains("┆     3 ┆   10200 ┆    n<20 ┆   n<100 │"),
+        "{group}"
+    );
+
+    let json = ok(&[&args[..], &["--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let e2e = &v["groups"]["groups"][0]["end_to_end_ms"];
+    assert_eq!(e2e["n"], 3);
+    assert_eq!(e2e["p50"], 10200.0);
+    assert_eq!(e2e["p95"], serde_json::Value::Null);
+    assert_eq!(e2e["p95_withheld"], "n too small (n=3 < 20)");
+    assert_eq!(e2e["p99"], serde_json::Value::Null);
+    assert_eq!(e2e["p99_withheld"], "n too small (n=3 < 100)");
+    assert!(e2e.get("p50_withheld").is_none());
+}

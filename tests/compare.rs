@@ -628,3 +628,60 @@ fn order_statistic_draws_match_brute_force_resampling() {
         );
     }
 }
+
+/// The verdict is written from the figures: no shift of identical latencies is
+/// significant, and the two contract warnings are named.
+#[test]
+fn the_verdict_names_the_contract_warnings_and_no_shift() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = differing_pair(dir.path());
+    let text = ok(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(
+        text.lines().nth(1),
+        Some("verdict: B against A: no percentile shift B − A has a 95% interval that excludes 0; the cohorts differ on the workload contract (2 warnings: model ids, streaming share).")
+    );
+}
+
+/// A p99 of 10 requests is not shifted: both cohorts are too small for it (and for the
+/// p95), so the shift is null with the reason, and the verdict cannot name it.
+#[test]
+fn percentiles_of_small_cohorts_are_not_shifted() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows_a: Vec<Row> = (0..10)
+        .map(|i| Row::new(i, 800.0 + (i * 53 % 400) as f64))
+        .collect();
+    let rows_b: Vec<Row> = rows_a
+        .iter()
+        .map(|r| Row {
+            e2e: r.e2e + 100.0,
+            ..r.clone()
+        })
+        .collect();
+    let c = pair(dir.path(), &rows_a, &rows_b);
+    let e2e = c
+        .metrics
+        .iter()
+        .find(|m| m.name == "end_to_end_ms")
+        .unwrap();
+    assert_eq!(e2e.shift[0].estimate, Some(100.0));
+    assert_eq!(e2e.shift[0].withheld, None);
+    for (s, min) in e2e.shift[1..].iter().zip([20, 100]) {
+        assert_eq!(s.estimate, None, "{s:?}");
+        assert_eq!(s.ci_low, None, "{s:?}");
+        assert_eq!(
+            s.withheld.as_deref(),
+            Some(format!("A: n too small (n=10 < {min}); B: n too small (n=10 < {min})").as_str())
+        );
+    }
+    assert!(
+        !c.verdict.contains(" p95") && !c.verdict.contains(" p99"),
+        "{}",
+        c.verdict
+    );
+    let json = serde_json::to_value(&c).unwrap();
+    let m = &json["metrics"][4];
+    assert_eq!(m["name"], "end_to_end_ms");
+    assert_eq!(m["a"]["p99"], serde_json::Value::Null);
+    assert_eq!(m["a"]["p99_withheld"], "n too small (n=10 < 100)");
+    assert_eq!(m["a"]["p50"], serde_json::json!(e2e.a.pct.p50.unwrap()));
+}

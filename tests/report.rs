@@ -253,14 +253,23 @@ fn out_refuses_an_input_an_existing_file_and_other_formats() {
 fn period_hour_gives_two_periods_and_the_trend_columns() {
     let dir = tempfile::tempdir().unwrap();
     let md = report(dir.path(), "hour.md", &[GENERATED, "--period", "hour"]);
-    assert!(md.contains("| 2026-11-02 00:00 | 1800 |"), "first hour");
-    assert!(md.contains("| 2026-11-02 01:00 | 1200 |"), "second hour");
-    assert!(md.contains("| requests, previous → last hour | share, previous → last hour |"));
-    assert!(md.contains("Trend: the last hour (2026-11-02 01:00 UTC, 1200 requests)"));
-    // The default class's row carries its counts in both hours.
-    assert!(md.contains("| 1370 → 894 (-476) | 76.1% → 74.5% (-1.6 pp) |"));
+    // The log starts 78 ms into its first hour and ends at 01:39:58.947: both are partial.
+    assert!(
+        md.contains("| 2026-11-02 00:00 (partial) | 1800 |"),
+        "first hour"
+    );
+    assert!(
+        md.contains("| 2026-11-02 01:00 (partial) | 1200 |"),
+        "second hour"
+    );
+    assert!(
+        md.contains("| requests per hour, previous → last hour | share, previous → last hour |")
+    );
+    assert!(md.contains("Trend: the last hour (2026-11-02 01:00 UTC, partial: data until 2026-11-02T01:39:58.947Z, 1200 requests, 1801 per hour)"));
+    // The default class's row carries its rate in both hours.
+    assert!(md.contains("| 1370 → 1342 (-28.4) | 76.1% → 74.5% (-1.6 pp) |"));
     let html = report(dir.path(), "hour.html", &[GENERATED, "--period", "hour"]);
-    assert!(html.contains("requests, previous → last hour"));
+    assert!(html.contains("requests per hour, previous → last hour"));
     assert_eq!(
         series_of(&html, "class-share")
             .matches("data-series=\"normal\"")
@@ -273,7 +282,7 @@ fn period_hour_gives_two_periods_and_the_trend_columns() {
     let md = report(dir.path(), "day.md", &[GENERATED, "--period", "day"]);
     assert!(md.contains("No trend: the requests fall in one day (UTC)."));
     assert!(!md.contains("previous → last"));
-    assert!(md.contains("| 2026-11-02 | 3000 |"));
+    assert!(md.contains("| 2026-11-02 (partial) | 3000 |"));
     // The default period for 100 minutes is the hour.
     let md = report(dir.path(), "auto.md", &[GENERATED]);
     assert!(md.contains("2 periods of one hour (chosen from the span"));
@@ -354,4 +363,36 @@ fn html_report_of_the_seed_traces() {
     let dir = tempfile::tempdir().unwrap();
     let html = report(dir.path(), "traces.html", &["fixtures/traces/traces.jsonl"]);
     insta::assert_snapshot!(html);
+}
+
+/// The trend compared a partial last period with a whole one by request count
+/// (`60 → 30 -30` read as traffic halving). A whole first hour of one request a minute
+/// and a last hour that ends at :29 compare per hour of data; the partial one is marked,
+/// and the verdict at the top says so, from the same figures.
+#[test]
+fn a_partial_last_hour_is_compared_per_hour_of_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("log.csv");
+    let mut text =
+        String::from("request_id,timestamp,upstream_headers_ms,total_handler_ms,outcome\n");
+    for i in 0..90i64 {
+        // From 2026-11-02T10:00:00Z, one a minute; every tenth a slow header wait.
+        let t = 1_793_613_600_000i64 + i * 60_000;
+        let headers = if i % 10 == 0 { 9000 } else { 200 };
+        text.push_str(&format!("r{i},{t},{headers},{},ok\n", headers + 800));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let md = report(dir.path(), "r.md", &[csv.to_str().unwrap()]);
+    assert!(md.contains("Trend: the last hour (2026-11-02 11:00 UTC, partial: data until 2026-11-02T11:29:00.000Z, 30 requests, 62.1 per hour) against the previous hour (2026-11-02 10:00 UTC, 60 requests, 60.0 per hour)"), "{md}");
+    assert!(
+        md.contains("| 2026-11-02 10:00 | 60 |"),
+        "a whole hour is not marked"
+    );
+    assert!(md.contains("| 2026-11-02 11:00 (partial) | 30 |"));
+    // 54 → 27 normal requests: 54.0 → 55.9 per hour, not -27.
+    assert!(
+        md.contains("| 54.0 → 55.9 (+1.9) | 90.0% → 90.0% (0.0 pp) |"),
+        "{md}"
+    );
+    assert!(md.contains("**Verdict:** Last hour (2026-11-02 11:00 UTC, partial: data until 2026-11-02T11:29:00.000Z): upstream_headers_slow, the largest class other than normal, was 10.0% of requests, the same as 10.0% in the previous hour; no share of a class other than normal changed by 0.1 pp or more.\n"), "{md}");
 }

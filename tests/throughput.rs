@@ -36,6 +36,7 @@ fn gateway_minutes_sum_tokens_and_count_empty_minutes_as_zero() {
     assert_eq!(
         m.input_tpm,
         Stat {
+            n: 3,
             min: Some(0.0),
             mean: Some(333.333),
             p95: Some(580.0),
@@ -53,6 +54,7 @@ fn gateway_minutes_sum_tokens_and_count_empty_minutes_as_zero() {
     assert_eq!(
         m.rpm,
         Stat {
+            n: 3,
             min: Some(0.0),
             mean: Some(1.333),
             p95: Some(2.8),

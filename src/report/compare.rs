@@ -2,7 +2,7 @@
 //! by side with the shift B − A, then the class mix. Terminal tables and stable JSON; all
 //! figures come computed and rounded from `crate::compare`.
 
-use super::{fmt_num, fmt_share, table};
+use super::{fmt_num, fmt_q, fmt_share, table};
 use crate::compare::{fmt_p, Comparison, Shift, MANN_WHITNEY_METHOD};
 
 /// A signed figure: `+12.5`, `-3.0`, `0.0`.
@@ -30,6 +30,7 @@ pub fn terminal(c: &Comparison) -> String {
         "{} — compare, rules: {} ({})",
         c.tool, c.rules.name, c.rules.source
     ));
+    line(format!("verdict: {}", c.verdict));
     for s in &c.cohorts {
         line(format!(
             "{}: {} — {} requests, {} failed ({}), from {}",
@@ -52,6 +53,7 @@ pub fn terminal(c: &Comparison) -> String {
         line(l);
     }
     line(format!("percentiles: {}", c.percentile_method));
+    line(format!("percentile rule: {}", c.percentile_rule));
     line(String::new());
 
     line(
@@ -112,17 +114,18 @@ pub fn terminal(c: &Comparison) -> String {
             format!("A: n {}, {} failed", m.a.pct.n, m.a.failures),
             format!("B: n {}, {} failed", m.b.pct.n, m.b.failures),
         ];
-        let values = [
-            (m.a.pct.p50, m.b.pct.p50),
-            (m.a.pct.p95, m.b.pct.p95),
-            (m.a.pct.p99, m.b.pct.p99),
-        ];
+        let (qa, qb) = (m.a.pct.quantiles(), m.b.pct.quantiles());
+        let values: Vec<(String, String)> = qa
+            .iter()
+            .zip(&qb)
+            .map(|(&(_, q, a), &(_, _, b))| (fmt_q(q, m.a.pct.n, a), fmt_q(q, m.b.pct.n, b)))
+            .collect();
         for (k, s) in m.shift.iter().enumerate() {
             t.add_row(vec![
                 first[k].clone(),
                 s.quantile.to_string(),
-                fmt_num(values[k].0),
-                fmt_num(values[k].1),
+                values[k].0.clone(),
+                values[k].1.clone(),
                 signed(s.estimate),
                 interval(s),
                 if k == 0 {

@@ -1,7 +1,7 @@
 //! `tracediag explain` as terminal text or JSON: one request's waterfall, rule evidence and
 //! cohort, or the worst requests of a class. Computes nothing (see `crate::explain`).
 
-use super::{fmt_num, table};
+use super::{fmt_num, fmt_pct, table};
 use crate::explain::{
     exact, CheckResult, ClassExplanation, Explained, Explanation, Phase, PhaseKind,
     RequestExplanation, RuleEvidence, Timeline, Value,
@@ -343,12 +343,14 @@ fn cohort(out: &mut String, e: &Explained) {
         name(&c.channel),
         c.requests
     ));
+    out.push_str(&format!("percentile rule: {}\n", c.percentile_rule));
     out.push_str("rank: share of the cohort's values at or below this request's value\n");
     let mut t = table(
         &["metric", "this request", "n", "p50", "p95", "p99", "rank"],
         1..7,
     );
     for m in &c.metrics {
+        let [p50, p95, p99] = fmt_pct(&m.cohort);
         t.add_row(vec![
             m.label.clone(),
             match m.value {
@@ -356,9 +358,9 @@ fn cohort(out: &mut String, e: &Explained) {
                 v => fmt_num(v),
             },
             m.cohort.n.to_string(),
-            fmt_num(m.cohort.p50),
-            fmt_num(m.cohort.p95),
-            fmt_num(m.cohort.p99),
+            p50,
+            p95,
+            p99,
             m.rank_pct
                 .map(|r| format!("{r:.1}%"))
                 .unwrap_or_else(|| "—".into()),

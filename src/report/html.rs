@@ -8,8 +8,11 @@
 
 use std::fmt::Write;
 
-use super::markdown::{analysed, trend_cells, trend_sentence, SECTIONS};
-use super::{fmt_num, fmt_share};
+use super::markdown::{
+    analysed, partial_sentence, period_label, trend_cells, trend_sentence, verdict, SECTIONS,
+};
+use super::{fmt_num, fmt_pct, fmt_q, fmt_share};
+use crate::stats::support;
 use crate::summary::Summary;
 use crate::weekly::{Cdf, GroupMetrics, Weekly, CDF_STEPS, NONE_KEY};
 
@@ -367,9 +370,9 @@ fn cdf_chart(name: &str, title: &str, cdfs: &[&Cdf], unit: &str, log: bool) -> S
             esc(&cdf.name),
             esc(&cdf.label),
             cdf.n,
-            fmt_num(cdf.at(0.5)),
-            fmt_num(cdf.at(0.95)),
-            fmt_num(cdf.at(0.99)),
+            q_html(0.5, cdf.n, cdf.at(0.5)),
+            q_html(0.95, cdf.n, cdf.at(0.95)),
+            q_html(0.99, cdf.n, cdf.at(0.99)),
             esc(unit)
         );
         items.push((
@@ -463,7 +466,7 @@ fn class_share_chart(w: &Weekly) -> String {
                 c(bar),
                 c(y(q0) - y(q1)),
                 class_color(w, class),
-                esc(&per.label),
+                esc(&period_label(per)),
                 esc(class),
                 n,
                 per.rows,
@@ -533,7 +536,11 @@ fn p95_chart(w: &Weekly) -> String {
     let max = w
         .channel_p95
         .iter()
-        .flat_map(|s| s.points.iter().filter_map(|p| p.1))
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .filter_map(|&(n, v)| support::shown(0.95, n, v))
+        })
         .fold(0.0, f64::max);
     let (top_v, step) = nice(max);
     let y = |v: f64| bottom - (v / top_v).clamp(0.0, 1.0) * (bottom - top);
@@ -568,7 +575,8 @@ fn p95_chart(w: &Weekly) -> String {
         let mut dots = String::new();
         let mut pen = false;
         for (i, (count, p95)) in s.points.iter().enumerate() {
-            match p95 {
+            // A p95 the period's sample cannot support is left out, as a gap.
+            match support::shown(0.95, *count, *p95) {
                 Some(v) => {
                     let _ = write!(
                         d,
@@ -581,16 +589,16 @@ fn p95_chart(w: &Weekly) -> String {
                             " M"
                         },
                         c(slots.center(i)),
-                        c(y(*v))
+                        c(y(v))
                     );
                     let _ = write!(
                         dots,
                         r#"<circle data-point="" cx="{}" cy="{}" r="3.5" fill="{color}"><title>{} · {} UTC: p95 {} ms (n={count})</title></circle>"#,
                         c(slots.center(i)),
-                        c(y(*v)),
+                        c(y(v)),
                         esc(&s.channel),
-                        esc(&w.periods[i].label),
-                        fmt_num(Some(*v))
+                        esc(&period_label(&w.periods[i])),
+                        fmt_num(Some(v))
                     );
                     pen = true;
                 }
@@ -800,6 +808,16 @@ fn tr(cells: &[String], right: &[usize], class: Option<&str>) -> String {
     out
 }
 
+/// `fmt_pct` escaped for HTML (a withheld percentile reads `n<100`).
+fn pct_html(p: &crate::summary::Pct) -> [String; 3] {
+    fmt_pct(p).map(|t| esc(&t))
+}
+
+/// `fmt_q` escaped for HTML.
+fn q_html(q: f64, n: u64, x: Option<f64>) -> String {
+    esc(&fmt_q(q, n, x))
+}
+
 /// Up to this many models or channels side by side; more get one row per group.
 const WIDE_GROUPS: usize = 4;
 
@@ -830,7 +848,7 @@ fn wide_group_table(w: &Weekly, what: &str, groups: &[GroupMetrics]) -> String {
         );
         for g in groups {
             let p = &g.pcts[k];
-            for (j, v) in [p.p50, p.p95, p.p99].into_iter().enumerate() {
+            for (j, v) in pct_html(p).into_iter().enumerate() {
                 let _ = write!(
                     out,
                     r#"<td class="n{}" title="{} {}: n={}">{}</td>"#,
@@ -838,7 +856,7 @@ fn wide_group_table(w: &Weekly, what: &str, groups: &[GroupMetrics]) -> String {
                     esc(what),
                     esc(&g.key),
                     p.n,
-                    fmt_num(v)
+                    v
                 );
             }
         }
@@ -859,6 +877,7 @@ fn long_group_table(w: &Weekly, what: &str, groups: &[GroupMetrics]) -> String {
     for (k, m) in w.metrics.iter().enumerate() {
         for (j, g) in groups.iter().enumerate() {
             let pct = &g.pcts[k];
+            let [p50, p95, p99] = pct_html(pct);
             let (name, unit) = if j == 0 {
                 (esc(&m.label), esc(&m.unit))
             } else {
@@ -871,9 +890,9 @@ fn long_group_table(w: &Weekly, what: &str, groups: &[GroupMetrics]) -> String {
                     key_html(&g.key),
                     g.rows.to_string(),
                     pct.n.to_string(),
-                    fmt_num(pct.p50),
-                    fmt_num(pct.p95),
-                    fmt_num(pct.p99),
+                    p50,
+                    p95,
+                    p99,
                 ],
                 &right,
                 (j == 0).then_some("first"),
@@ -914,6 +933,11 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         code(&s.rules.name),
         code(&s.rules.source)
     );
+    let _ = writeln!(
+        out,
+        r#"<p class="verdict"><strong>Verdict:</strong> {}</p>"#,
+        esc(&verdict(s, w))
+    );
 
     // What was analysed.
     h2(&mut out, 0);
@@ -952,7 +976,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
     );
     out.push_str("<table>\n");
     let p = w.period.name();
-    let requests_trend = format!("requests, previous → last {p}");
+    let requests_trend = format!("requests per hour, previous → last {p}");
     let share_trend = format!("share, previous → last {p}");
     let mut head = vec![
         "#",
@@ -960,19 +984,21 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         "requests",
         "share",
         "failed",
+        "e2e n",
         "e2e p50 ms",
         "e2e p95 ms",
         "e2e p99 ms",
     ];
-    let mut right = vec![0, 2, 3, 4, 5, 6, 7];
+    let mut right = vec![0, 2, 3, 4, 5, 6, 7, 8];
     if w.trend.is_some() {
         head.push(&requests_trend);
         head.push(&share_trend);
-        right.extend([8, 9]);
+        right.extend([9, 10]);
     }
     head.extend(["layer", "next check"]);
     out.push_str(&th(&head, &right));
     for cl in s.classes.iter().filter(|c| c.count > 0) {
+        let [p50, p95, p99] = pct_html(&cl.end_to_end_ms);
         let mut cells = vec![
             cl.order
                 .map(|o| o.to_string())
@@ -985,9 +1011,10 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
             cl.count.to_string(),
             fmt_share(cl.share),
             cl.failures.to_string(),
-            fmt_num(cl.end_to_end_ms.p50),
-            fmt_num(cl.end_to_end_ms.p95),
-            fmt_num(cl.end_to_end_ms.p99),
+            cl.end_to_end_ms.n.to_string(),
+            p50,
+            p95,
+            p99,
         ];
         if let Some(t) = trend_cells(w, &cl.class) {
             cells.extend(t.iter().map(|(a, b)| format!("{}<br>{}", esc(a), esc(b))));
@@ -1009,7 +1036,8 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         out.push_str(&figure(
             class_share_chart(w),
             &format!(
-                "Each bar is one {p} (UTC); segments are classes in table order from the bottom, normal on top; n is the period's requests. The first and last periods may be partial."
+                "Each bar is one {p} (UTC); segments are classes in table order from the bottom, normal on top; n is the period's requests. {}",
+                partial_sentence(w)
             ),
         ));
     }
@@ -1024,11 +1052,22 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         .any(|s| s.points.iter().any(|p| p.1.is_some()))
     {
         out.push_str("<p class=\"note\">No request with a timestamp has an end-to-end time (total_handler_ms).</p>\n");
+    } else if !w.channel_p95.iter().any(|s| {
+        s.points
+            .iter()
+            .any(|&(n, v)| support::shown(0.95, n, v).is_some())
+    }) {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">No channel has {} requests with an end-to-end time in any {p}: n too small for a p95.</p>",
+            support::P95_MIN_N
+        );
     } else {
         out.push_str(&figure(
             p95_chart(w),
             &format!(
-                "p95 of total_handler_ms (t0→t7, failures included) per channel and {p}; a gap means no request of the channel had an end-to-end time in that {p}."
+                "p95 of total_handler_ms (t0→t7, failures included) per channel and {p}; a gap means fewer than {} requests of the channel had an end-to-end time in that {p} (none, or n too small for a p95).",
+                support::P95_MIN_N
             ),
         ));
     }
@@ -1108,9 +1147,9 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
                 m.and_then(|m| m.estimated)
                     .map(|e| e.to_string())
                     .unwrap_or_else(|| "—".into()),
-                fmt_num(m.and_then(|m| m.pct.p50).or(cdf.at(0.5))),
-                fmt_num(m.and_then(|m| m.pct.p95).or(cdf.at(0.95))),
-                fmt_num(m.and_then(|m| m.pct.p99).or(cdf.at(0.99))),
+                q_html(0.5, cdf.n, m.and_then(|m| m.pct.p50).or(cdf.at(0.5))),
+                q_html(0.95, cdf.n, m.and_then(|m| m.pct.p95).or(cdf.at(0.95))),
+                q_html(0.99, cdf.n, m.and_then(|m| m.pct.p99).or(cdf.at(0.99))),
             ],
             &right,
             None,

@@ -2,9 +2,9 @@
 //! HTML report, with tables where the HTML has charts. Every cell is escaped; nothing
 //! depends on the time of the run.
 
-use super::{fmt_num, fmt_share};
+use super::{fmt_num, fmt_pct, fmt_q, fmt_share};
 use crate::summary::Summary;
-use crate::weekly::{Weekly, NONE_KEY};
+use crate::weekly::{PeriodRow, TrendRow, Weekly, NONE_KEY};
 
 /// Section headings, shared with the HTML report (tests look for each of them).
 pub const SECTIONS: [&str; 10] = [
@@ -90,11 +90,19 @@ fn header(cells: &[&str], right: &[usize]) -> String {
     out
 }
 
-fn signed(x: i64) -> String {
-    if x > 0 {
-        format!("+{x}")
+/// A change as `fmt_num` shows it, with its sign: `+12.5`, `-476`, `0.0`.
+fn signed_num(x: Option<f64>) -> String {
+    let Some(v) = x else {
+        return fmt_num(None);
+    };
+    let shown = fmt_num(Some(v));
+    // Compared as shown, so a tiny change never prints as "-0.0" or "+0.0".
+    if shown.parse::<f64>().is_ok_and(|s| s == 0.0) {
+        fmt_num(Some(0.0))
+    } else if v > 0.0 {
+        format!("+{shown}")
     } else {
-        x.to_string()
+        shown
     }
 }
 
@@ -214,7 +222,10 @@ pub fn analysed(s: &Summary, w: &Weekly) -> Vec<(&'static str, String)> {
             s.failures
         ),
     ));
-    out.push(("Percentiles", s.percentile_method.to_string()));
+    out.push((
+        "Percentiles",
+        format!("{}; {}", s.percentile_method, s.percentile_rule),
+    ));
     out.push((
         "Rules",
         format!(
@@ -228,15 +239,161 @@ pub fn analysed(s: &Summary, w: &Weekly) -> Vec<(&'static str, String)> {
     out
 }
 
+/// How much of a partial period the data covers: `data from 2026-11-02T00:00:00.078Z`,
+/// `data until …`, `data from … until …`; `None` for a whole period.
+fn coverage(p: &PeriodRow) -> Option<String> {
+    match (&p.data_from, &p.data_until) {
+        (Some(f), Some(u)) => Some(format!("data from {f} until {u}")),
+        (Some(f), None) => Some(format!("data from {f}")),
+        (None, Some(u)) => Some(format!("data until {u}")),
+        (None, None) => None,
+    }
+}
+
+/// `2026-11-02 01:00 UTC, partial: data until 2026-11-02T01:39:58.947Z`: a period as the
+/// verdict names it.
+fn period_head(p: &PeriodRow) -> String {
+    match coverage(p) {
+        Some(c) => format!("{} UTC, partial: {c}", p.label),
+        None => format!("{} UTC", p.label),
+    }
+}
+
+/// `2026-11-02 01:00 UTC, partial: data until 2026-11-02T01:39:58.947Z, 1200 requests,
+/// 1801 per hour`: a period as the trend sentence names it.
+fn period_text(p: &PeriodRow) -> String {
+    format!(
+        "{}, {} requests, {} per hour",
+        period_head(p),
+        p.rows,
+        fmt_num(p.per_hour)
+    )
+}
+
+/// A period's label in the tables over time, partial ones marked.
+pub fn period_label(p: &PeriodRow) -> String {
+    if p.partial {
+        format!("{} (partial)", p.label)
+    } else {
+        p.label.clone()
+    }
+}
+
+/// Which periods the data covers only in part: `Partial periods (the data starts or
+/// ends inside them): 2026-11-02 01:00 (data until 2026-11-02T01:39:58.947Z).`
+pub fn partial_sentence(w: &Weekly) -> String {
+    let partial: Vec<String> = w
+        .periods
+        .iter()
+        .filter_map(|p| coverage(p).map(|c| format!("{} ({c})", p.label)))
+        .collect();
+    if partial.is_empty() {
+        "The data covers every period whole.".into()
+    } else {
+        format!(
+            "Partial periods (the data starts or ends inside them): {}.",
+            partial.join(", ")
+        )
+    }
+}
+
+/// The one-line verdict at the top of the report, written from the figures only: the
+/// largest class other than the default one in the last period and its share against the
+/// previous period, then the largest change of any such class's share. Without two
+/// periods, the shares over the whole run.
+pub fn verdict(s: &Summary, w: &Weekly) -> String {
+    let default = w.class_order.last().map(String::as_str).unwrap_or("normal");
+    let p = w.period.name();
+    let Some(t) = &w.trend else {
+        let why = if w.periods.is_empty() {
+            "no request has a timestamp, so there is no trend".to_string()
+        } else {
+            format!("the requests fall in one {p}, so there is no trend")
+        };
+        let top = s
+            .classes
+            .iter()
+            .filter(|c| c.class != default && c.count > 0)
+            .max_by(|a, b| a.count.cmp(&b.count).then(b.order.cmp(&a.order)));
+        return match top {
+            _ if s.rows == 0 => format!("No requests; {why}."),
+            Some(c) => format!(
+                "{} requests: {}, the largest class other than {default}, was {} of them; {why}.",
+                s.rows,
+                c.class,
+                fmt_share(c.share)
+            ),
+            None => format!(
+                "{} requests, none matched a rule (all {default}); {why}.",
+                s.rows
+            ),
+        };
+    };
+    let head = format!("Last {p} ({})", period_head(&t.last));
+    let rows: Vec<_> = t.rows.iter().filter(|r| r.class != default).collect();
+    // Ties go to the earlier class in table order (`rows` is in table order).
+    let top = rows
+        .iter()
+        .filter(|r| r.last_count > 0)
+        .fold(None, |best: Option<&&TrendRow>, r| match best {
+            Some(b) if b.last_count >= r.last_count => Some(b),
+            _ => Some(r),
+        });
+    let Some(top) = top else {
+        return format!("{head}: no request matched a rule (all {default}).");
+    };
+    let (before, now) = (
+        share_or_dash(top.previous_share),
+        share_or_dash(top.last_share),
+    );
+    let direction = match (top.previous_share, top.last_share) {
+        _ if before == now => "the same as",
+        (Some(a), Some(b)) if b > a => "up from",
+        (Some(_), Some(_)) => "down from",
+        _ => "against",
+    };
+    let mut out = format!(
+        "{head}: {}, the largest class other than {default}, was {now} of requests, {direction} {before} in the previous {p}",
+        top.class
+    );
+    let largest = rows
+        .iter()
+        .filter_map(|r| r.share_change_pts.map(|c| (r, c)))
+        .fold(None, |best: Option<(&&TrendRow, f64)>, (r, c)| match best {
+            Some((_, b)) if b.abs() >= c.abs() => best,
+            _ => Some((r, c)),
+        });
+    match largest {
+        Some((r, c)) if signed_pts(Some(c)) != signed_pts(Some(0.0)) => {
+            if r.class == top.class {
+                out.push_str(&format!(
+                    ", the largest change of any class other than {default}"
+                ));
+            } else {
+                out.push_str(&format!(
+                    "; the largest change of any class other than {default}: {} {} → {} ({})",
+                    r.class,
+                    share_or_dash(r.previous_share),
+                    share_or_dash(r.last_share),
+                    signed_pts(Some(c))
+                ));
+            }
+        }
+        _ => out.push_str(&format!(
+            "; no share of a class other than {default} changed by 0.1 pp or more"
+        )),
+    }
+    out.push('.');
+    out
+}
+
 /// The sentence above the class table about the trend columns.
 pub fn trend_sentence(w: &Weekly) -> String {
     match &w.trend {
         Some(t) => format!(
-            "Trend: the last {p} ({} UTC, {} requests) against the previous {p} ({} UTC, {} requests); the first or last period may be partial.",
-            t.last,
-            t.last_rows,
-            t.previous,
-            t.previous_rows,
+            "Trend: the last {p} ({}) against the previous {p} ({}); requests are compared per hour of data, so a partial period compares with a whole one.",
+            period_text(&t.last),
+            period_text(&t.previous),
             p = w.period.name()
         ),
         None if w.periods.is_empty() => "No trend: no request has a timestamp.".to_string(),
@@ -248,14 +405,18 @@ pub fn trend_sentence(w: &Weekly) -> String {
 }
 
 /// The trend of a class, when the report has one: `(previous → last, change)` for the
-/// requests and for the share.
+/// requests per hour of data and for the share.
 pub fn trend_cells(w: &Weekly, class: &str) -> Option<[(String, String); 2]> {
     let t = w.trend.as_ref()?;
     Some(match t.rows.iter().find(|r| r.class == class) {
         Some(r) => [
             (
-                format!("{} → {}", r.previous_count, r.last_count),
-                signed(r.count_change),
+                format!(
+                    "{} → {}",
+                    fmt_num(r.previous_per_hour),
+                    fmt_num(r.last_per_hour)
+                ),
+                signed_num(r.per_hour_change),
             ),
             (
                 format!(
@@ -279,6 +440,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         code(&s.rules.name),
         code(&s.rules.source)
     ));
+    out.push_str(&format!("**Verdict:** {}\n\n", md(&verdict(s, w))));
 
     out.push_str(&format!("## {}\n\n", SECTIONS[0]));
     for (label, text) in analysed(s, w) {
@@ -313,7 +475,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
     out.push_str(&md(&trend_sentence(w)));
     out.push_str("\n\n");
     let p = w.period.name();
-    let requests_trend = format!("requests, previous → last {p}");
+    let requests_trend = format!("requests per hour, previous → last {p}");
     let share_trend = format!("share, previous → last {p}");
     let mut head = vec![
         "#",
@@ -321,6 +483,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         "requests",
         "share",
         "failed",
+        "e2e n",
         "e2e p50 ms",
         "e2e p95 ms",
         "e2e p99 ms",
@@ -330,17 +493,19 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         head.push(&share_trend);
     }
     head.extend(["layer", "next check"]);
-    out.push_str(&header(&head, &[2, 3, 4, 5, 6, 7]));
+    out.push_str(&header(&head, &[2, 3, 4, 5, 6, 7, 8]));
     for c in s.classes.iter().filter(|c| c.count > 0) {
+        let [p50, p95, p99] = fmt_pct(&c.end_to_end_ms);
         let mut cells = vec![
             c.order.map(|o| o.to_string()).unwrap_or_else(|| "—".into()),
             code(&c.class),
             c.count.to_string(),
             fmt_share(c.share),
             c.failures.to_string(),
-            fmt_num(c.end_to_end_ms.p50),
-            fmt_num(c.end_to_end_ms.p95),
-            fmt_num(c.end_to_end_ms.p99),
+            c.end_to_end_ms.n.to_string(),
+            p50,
+            p95,
+            p99,
         ];
         if let Some(t) = trend_cells(w, &c.class) {
             cells.extend(t.iter().map(|(a, b)| md(&format!("{a} ({b})"))));
@@ -360,8 +525,10 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         out.push_str("No request has a timestamp.\n\n");
     } else {
         out.push_str(&format!(
-            "Requests (share of the {}) per class and {} (UTC).\n\n",
-            p, p
+            "Requests (share of the {}) per class and {} (UTC). {}\n\n",
+            p,
+            p,
+            md(&partial_sentence(w))
         ));
         let period_head = format!("{p} (UTC)");
         let mut head: Vec<String> = vec![period_head, "requests".into(), "failed".into()];
@@ -370,7 +537,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         out.push_str(&header(&head_ref, &(1..head.len()).collect::<Vec<_>>()));
         for per in &w.periods {
             let mut cells = vec![
-                md(&per.label),
+                md(&period_label(per)),
                 per.rows.to_string(),
                 per.failures.to_string(),
             ];
@@ -414,11 +581,11 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         let head_ref: Vec<&str> = head.iter().map(String::as_str).collect();
         out.push_str(&header(&head_ref, &(1..head.len()).collect::<Vec<_>>()));
         for (k, per) in w.periods.iter().enumerate() {
-            let mut cells = vec![md(&per.label)];
+            let mut cells = vec![md(&period_label(per))];
             for c in &w.channel_p95 {
                 let (n, p95) = c.points[k];
                 cells.push(match p95 {
-                    Some(_) => format!("{} (n={n})", fmt_num(p95)),
+                    Some(_) => format!("{} (n={n})", fmt_q(0.95, n, p95)),
                     None => "—".into(),
                 });
             }
@@ -482,7 +649,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
                 .map(|e| e.to_string())
                 .unwrap_or_else(|| "—".into()),
         ];
-        cells.extend(QUANTILES.iter().map(|(_, q)| fmt_num(c.at(*q))));
+        cells.extend(QUANTILES.iter().map(|(_, q)| fmt_q(*q, c.n, c.at(*q))));
         out.push_str(&row(&cells));
     }
     out.push('\n');
@@ -503,6 +670,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         for (i, m) in w.metrics.iter().enumerate() {
             for g in groups.iter() {
                 let pct = &g.pcts[i];
+                let [p50, p95, p99] = fmt_pct(pct);
                 let key = if g.key == NONE_KEY {
                     md(&g.key)
                 } else {
@@ -514,9 +682,9 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
                     key,
                     g.rows.to_string(),
                     pct.n.to_string(),
-                    fmt_num(pct.p50),
-                    fmt_num(pct.p95),
-                    fmt_num(pct.p99),
+                    p50,
+                    p95,
+                    p99,
                 ]));
             }
         }

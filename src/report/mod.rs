@@ -51,6 +51,17 @@ pub fn fmt_num(x: Option<f64>) -> String {
     }
 }
 
+/// The q-quantile of n values for display: `n<100` when the sample cannot support it
+/// (`stats::support`), else as `fmt_num`.
+pub fn fmt_q(q: f64, n: u64, x: Option<f64>) -> String {
+    crate::stats::support::cell(q, n).unwrap_or_else(|| fmt_num(x))
+}
+
+/// p50, p95 and p99 of a `Pct` for display, each as `fmt_q`.
+pub fn fmt_pct(p: &crate::summary::Pct) -> [String; 3] {
+    p.quantiles().map(|(_, q, v)| fmt_q(q, p.n, v))
+}
+
 pub fn fmt_share(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }

@@ -4,7 +4,7 @@
 
 use comfy_table::{CellAlignment, Table};
 
-use super::{fmt_num, fmt_share, table, Renderer};
+use super::{fmt_pct, fmt_share, table, Renderer};
 use crate::summary::{MetricRow, Summary};
 
 pub struct Terminal;
@@ -23,13 +23,14 @@ fn metrics_table(rows: &[MetricRow]) -> Table {
         1..7,
     );
     for m in rows {
+        let [p50, p95, p99] = fmt_pct(&m.pct);
         t.add_row(vec![
             m.label.clone(),
             m.pct.n.to_string(),
             m.nulls.to_string(),
-            fmt_num(m.pct.p50),
-            fmt_num(m.pct.p95),
-            fmt_num(m.pct.p99),
+            p50,
+            p95,
+            p99,
             m.estimated
                 .map(|e| e.to_string())
                 .unwrap_or_else(|| "—".into()),
@@ -100,25 +101,29 @@ impl Renderer for Terminal {
             s.failures
         ));
         line(format!("percentiles: {}", s.percentile_method));
+        line(format!("percentile rule: {}", s.percentile_rule));
         line(String::new());
 
         line("Diagnosis — the first matching rule gives each request its class".into());
         let mut t = table(
             &[
-                "#", "class", "requests", "share", "failed", "e2e p50", "e2e p95", "e2e p99",
+                "#", "class", "requests", "share", "failed", "e2e n", "e2e p50", "e2e p95",
+                "e2e p99",
             ],
-            2..8,
+            2..9,
         );
         for c in s.classes.iter().filter(|c| c.count > 0) {
+            let [p50, p95, p99] = fmt_pct(&c.end_to_end_ms);
             t.add_row(vec![
                 c.order.map(|o| o.to_string()).unwrap_or_else(|| "—".into()),
                 c.class.clone(),
                 c.count.to_string(),
                 fmt_share(c.share),
                 c.failures.to_string(),
-                fmt_num(c.end_to_end_ms.p50),
-                fmt_num(c.end_to_end_ms.p95),
-                fmt_num(c.end_to_end_ms.p99),
+                c.end_to_end_ms.n.to_string(),
+                p50,
+                p95,
+                p99,
             ]);
         }
         line(t.to_string());
@@ -164,12 +169,12 @@ impl Renderer for Terminal {
             line(format!("By {}", g.by.join(", ")));
             let mut header: Vec<&str> = g.by.iter().map(|s| s.as_str()).collect();
             header.extend([
-                "requests", "failed", "classes", "e2e p50", "e2e p95", "e2e p99",
+                "requests", "failed", "classes", "e2e n", "e2e p50", "e2e p95", "e2e p99",
             ]);
             // Counts and percentiles right-aligned; the class list reads left to right.
             let n = g.by.len();
             let mut t = table(&header, n..n + 2);
-            for c in n + 3..n + 6 {
+            for c in n + 3..n + 7 {
                 if let Some(col) = t.column_mut(c) {
                     col.set_cell_alignment(CellAlignment::Right);
                 }
@@ -190,9 +195,8 @@ impl Renderer for Terminal {
                         .collect::<Vec<_>>()
                         .join(", "),
                 );
-                cells.push(fmt_num(e2e.p50));
-                cells.push(fmt_num(e2e.p95));
-                cells.push(fmt_num(e2e.p99));
+                cells.push(e2e.n.to_string());
+                cells.extend(fmt_pct(e2e));
                 t.add_row(cells);
             }
             line(t.to_string());

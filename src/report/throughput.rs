@@ -1,25 +1,26 @@
 //! The `throughput` report: per deployment or group, min / mean / p95 / max of input and
 //! output tokens per minute and requests per minute.
 
-use super::{fmt_num, table};
+use super::{fmt_num, fmt_q, table};
 use crate::throughput::{Stat, Throughput};
 
 fn cells(s: &Stat) -> [String; 4] {
     [
         fmt_num(s.min),
         fmt_num(s.mean),
-        fmt_num(s.p95),
+        fmt_q(0.95, s.n, s.p95),
         fmt_num(s.max),
     ]
 }
 
 pub fn terminal(t: &Throughput) -> String {
     let mut out = format!(
-        "{} — throughput from {}, per minute, {} → {}\n\n",
+        "{} — throughput from {}, per minute, {} → {}\npercentile rule: {}\n\n",
         t.tool,
         t.source,
         t.first_minute.as_deref().unwrap_or("?"),
-        t.last_minute.as_deref().unwrap_or("?")
+        t.last_minute.as_deref().unwrap_or("?"),
+        t.percentile_rule
     );
     let mut header: Vec<String> = t.by.clone();
     header.extend(["minutes", "per minute", "min", "mean", "p95", "max"].map(String::from));

@@ -9,6 +9,7 @@ use polars::prelude::*;
 use crate::summary::Pct;
 
 pub mod exact;
+pub mod support;
 
 pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
 

@@ -6,6 +6,7 @@
 
 pub mod compile;
 mod file;
+pub mod sql;
 pub mod types;
 
 use std::cell::RefCell;

@@ -533,8 +533,9 @@ fn header(rules: &RuleSet, d: Dialect, table: &str, what: &str) -> String {
         "-- Reads {table}: one row per request with the canonical columns (`tracediag fields`);"
     );
     h.push_str(
-        "-- a field the logs lack is a column of NULLs. Client identifiers are used as they are\n\
-         -- in the table (no rule may use them).\n\
+        "-- a field the logs lack is a column of NULLs. Its other columns pass through; none may\n\
+         -- be named like a column this query adds. Client identifiers are used as they are in\n\
+         -- the table (no rule may use them).\n\
          -- Semantics as in tracediag: arithmetic on DOUBLE, x / 0 is NULL, greatest/least are\n\
          -- NULL when an argument is, a rule matches only where its condition is TRUE.\n",
     );

@@ -96,10 +96,8 @@ enum Command {
     Analyze(AnalyzeArgs),
     /// Show the ordered rule table, or check a rule file.
     #[command(after_help = after_help!(
-        "  tracediag rules\n\
-         \x20 tracediag rules --emit toml > my_rules.toml\n\
+        "  tracediag rules --emit toml > my_rules.toml\n\
          \x20 tracediag rules --emit sql --dialect spark --table logs.requests > tagged.sql\n\
-         \x20 tracediag rules --emit sql --dialect duckdb --summary --set slow_tps=15\n\
          \x20 tracediag rules check my_rules.toml\n",
         "  2    a rule file does not load or check (file:line:column), or bad arguments\n"
     ))]

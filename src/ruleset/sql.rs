@@ -520,6 +520,8 @@ fn quality_flag(rules: &RuleSet, e: &Emitter, check: &quality::Check) -> String 
 }
 
 fn header(rules: &RuleSet, d: Dialect, table: &str, what: &str) -> String {
+    // A table expression may span lines; in a `--` comment a line break would end it.
+    let table = table.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut h = String::new();
     let _ = writeln!(
         h,

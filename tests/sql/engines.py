@@ -143,6 +143,7 @@ def main():
         SparkSession.builder.master("local[2]")
         .appName("tracediag-sql-tests")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()

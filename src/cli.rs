@@ -96,8 +96,8 @@ enum Command {
     Analyze(AnalyzeArgs),
     /// Show the ordered rule table, or check a rule file.
     #[command(after_help = after_help!(
-        "  tracediag rules\n\
-         \x20 tracediag rules --emit toml > my_rules.toml\n\
+        "  tracediag rules --emit toml > my_rules.toml\n\
+         \x20 tracediag rules --emit sql --dialect spark --table logs.requests > tagged.sql\n\
          \x20 tracediag rules check my_rules.toml\n",
         "  2    a rule file does not load or check (file:line:column), or bad arguments\n"
     ))]
@@ -449,18 +449,41 @@ struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Print the table as a file to copy and edit instead of the summary: `toml` is the
-    /// rule file itself, byte for byte (the shipped rules/gateway.toml, or the --rules
-    /// file once it checks). --set does not apply: edit the copy's values.
-    #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with_all = ["format", "set"])]
+    /// Print the table in another language instead of the summary: `toml` is the rule
+    /// file itself, byte for byte (the shipped rules/gateway.toml, or the --rules file once
+    /// it checks; --set does not apply: edit the copy's values); `sql` is one query that
+    /// computes the metrics, class, classes and data-quality flags per request (with
+    /// --dialect; --set applies).
+    #[arg(long, value_enum, value_name = "LANGUAGE", conflicts_with = "format")]
     emit: Option<Emit>,
+    /// The SQL engine of --emit sql.
+    #[arg(long, value_enum, requires = "emit")]
+    dialect: Option<SqlDialect>,
+    /// The table --emit sql reads: a name (`logs.requests`) or any table expression
+    /// (`read_parquet('s3://bucket/logs/*.parquet')` in DuckDB).
+    #[arg(long, value_name = "NAME", requires = "emit")]
+    table: Option<String>,
+    /// With --emit sql: the analyze summary (per class count, share, failures and
+    /// p50/p95/p99 of end-to-end and every named metric) instead of the per-request rows.
+    #[arg(long, requires = "emit")]
+    summary: bool,
 }
 
 /// What `rules --emit` writes.
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Emit {
     /// The rule file's TOML source.
     Toml,
+    /// The rule table as one SQL query (needs --dialect).
+    Sql,
+}
+
+/// The engines `rules --emit sql` writes for.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SqlDialect {
+    Duckdb,
+    Spark,
+    Trino,
 }
 
 #[derive(Debug, Subcommand)]
@@ -768,10 +791,40 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
             }
             emit(&text)
         }
-        None if a.emit.is_some() => {
+        None if a.emit == Some(Emit::Toml) => {
+            if !a.rule_args.set.is_empty() {
+                return Err(Error::Usage(
+                    "--set cannot be used with --emit toml: the file is printed as it is; edit the copy's values".into(),
+                ));
+            }
+            if a.dialect.is_some() || a.table.is_some() || a.summary {
+                return Err(Error::Usage(
+                    "--dialect, --table and --summary go with --emit sql, not --emit toml".into(),
+                ));
+            }
             // The table is checked before it is printed: what is emitted always loads.
             let rules = load_rules(&a.rule_args)?;
             emit(&rules.text)
+        }
+        None if a.emit == Some(Emit::Sql) => {
+            use tracediag::ruleset::sql::{self, Dialect};
+            let dialect = match a.dialect {
+                Some(SqlDialect::Duckdb) => Dialect::DuckDb,
+                Some(SqlDialect::Spark) => Dialect::Spark,
+                Some(SqlDialect::Trino) => Dialect::Trino,
+                None => {
+                    return Err(Error::Usage(
+                        "--emit sql needs --dialect duckdb, spark or trino".into(),
+                    ))
+                }
+            };
+            let rules = load_rules(&a.rule_args)?;
+            let table = a.table.as_deref().unwrap_or(sql::DEFAULT_TABLE);
+            emit(&if a.summary {
+                sql::summary_query(&rules, dialect, table)?
+            } else {
+                sql::rows_query(&rules, dialect, table)?
+            })
         }
         None => {
             let rules = load_rules(&a.rule_args)?;

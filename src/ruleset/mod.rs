@@ -2,10 +2,11 @@
 //! catalogue (origins, units, names), and holding the result in table order.
 //!
 //! The language itself is SQL expression syntax parsed by `sqlparser` (see
-//! `rules/README.md`), so a rule's text also runs on DuckDB, Spark or Trino.
+//! `rules/README.md`); `sql` writes a checked table as a query for DuckDB, Spark or Trino.
 
 pub mod compile;
 mod file;
+pub mod sql;
 pub mod types;
 
 use std::cell::RefCell;

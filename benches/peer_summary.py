@@ -1,13 +1,15 @@
 """The analyze summary computed by a peer engine, for the benchmark's side-by-side runs.
 
-    python3 benches/peer_summary.py duckdb|polars FILE.parquet [--rules rules/gateway.toml]
+    python3 benches/peer_summary.py duckdb|polars FILE [--rules rules/gateway.toml]
 
 Reads the rule table (parameters substituted, metrics in order, rules as an ordered CASE:
 the first match is the class) and computes what `tracediag analyze` shows: per class
 count, failures and p50/p95/p99 (linear interpolation, type 7) of end-to-end and of every
-named metric, and the same overall, with the time span (first and last timestamp). The input must have flat canonical columns (the
-generator's `parquet-flat`). Prints one line per class and one for all requests, so a run
-can be checked by eye against tracediag's table; the benchmark times it.
+named metric, and the same overall, with the time span (first and last timestamp). FILE is
+the generator's `gateway_flat.parquet` or `gateway.csv` (flat canonical columns) or
+`gateway.jsonl` (timings nested in `other.timing`, read from there). Prints one line per
+class and one for all requests, so a run can be checked by eye against tracediag's table;
+the benchmark times it.
 
 This is a benchmark peer, not a translation to trust: `tracediag rules --emit sql` (when it
 exists) is the checked one. Division by zero is null here as in tracediag.
@@ -54,7 +56,11 @@ def duckdb_query(path, params, metrics, rules, default):
     aggs.append("min(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_min, max(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_max")
     for m in named:
         aggs.append(f"quantile_cont({m}, [0.5, 0.95, 0.99]) AS q_{m}")
-    base = f"read_parquet('{path}')"
+    base = {
+        "parquet": f"read_parquet('{path}')",
+        "csv": f"read_csv('{path}')",
+        "jsonl": f"(SELECT * EXCLUDE (other), unnest(other.timing) FROM read_json('{path}', format = 'newline_delimited'))",
+    }[path.rsplit(".", 1)[-1]]
     # DuckDB resolves a SELECT's own aliases left to right, so later metrics use earlier ones.
     metric_sel = ", ".join(cols)
     return f"""
@@ -78,7 +84,13 @@ def run_polars(path, rules_path):
 
     params, metrics, rules, default = load(rules_path)
     ctx = pl.SQLContext()
-    lf = pl.scan_parquet(path)
+    kind = path.rsplit(".", 1)[-1]
+    if kind == "parquet":
+        lf = pl.scan_parquet(path)
+    elif kind == "csv":
+        lf = pl.scan_csv(path)
+    else:
+        lf = pl.scan_ndjson(path).with_columns(pl.col("other").struct.field("timing")).unnest("timing").drop("other")
     # Metrics one by one (each may use the ones before), then the ordered CASE.
     for name, expr, _ in metrics:
         ctx.register("t", lf)

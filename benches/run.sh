@@ -5,12 +5,13 @@
 #     benches/run.sh [ROWS...]        # default 1000000 10000000
 #
 # For each size: generates a gateway log of ROWS requests as flat Parquet (row groups of
-# 2^20 rows), then on that same file, in the same run, times the same summary computed by
+# 2^20 rows), CSV and JSON lines, then on the Parquet file, in the same run, times the same summary computed by
 # DuckDB and by a Python-polars script (benches/peer_summary.py: the rule table's metrics,
 # an ordered CASE for the class, per class and overall count, failures and p50/p95/p99 of
 # end-to-end and every named metric, and the time span), `tracediag analyze`, `explain
 # --request-id`, `throughput` and `compare --split` (which holds the columns it compares of
-# every request); up to 1M rows also `report`, which still holds every request. Prints
+# every request); up to 1M rows also `report`, which still holds every request; and on the
+# CSV and the JSON-lines files DuckDB's summary beside `tracediag analyze`. Prints
 # wall time, peak RSS (GNU time) and the ratios to DuckDB's summary. DuckDB and polars (Python) are installed into a virtualenv under
 # ~/.cache on first use. BENCH_DIR keeps the generated files between runs.
 set -euo pipefail
@@ -41,8 +42,11 @@ printf '%-10s %-32s %9s %9s %11s %11s\n' rows job seconds peak_MB "÷duckdb s" "
 for rows in "${sizes[@]}"; do
   sub="$dir/$rows"
   mkdir -p "$sub"
-  [ -f "$sub/gateway_flat.parquet" ] ||
-    "$CARGO_TARGET_DIR/release/examples/generate" --rows "$rows" --out-dir "$sub" --formats parquet-flat 2>/dev/null
+  for fmt in parquet-flat csv jsonl; do
+    case $fmt in parquet-flat) out=gateway_flat.parquet ;; *) out=gateway.$fmt ;; esac
+    [ -f "$sub/$out" ] ||
+      "$CARGO_TARGET_DIR/release/examples/generate" --rows "$rows" --out-dir "$sub" --formats "$fmt" 2>/dev/null
+  done
   f="$sub/gateway_flat.parquet"
   read -r d_s d_m < <(timed "$py" benches/peer_summary.py duckdb "$f")
   read -r p_s p_m < <(timed "$py" benches/peer_summary.py polars "$f")
@@ -54,10 +58,20 @@ for rows in "${sizes[@]}"; do
   if [ "$rows" -le 1000000 ]; then
     read -r s m < <(timed "$bin" report "$f" --keep-ids --out "$sub/report.html" --force); jobs+=("tracediag report:$s:$m")
   fi
+  # The same summary over the same requests as text: CSV (flat) and JSON lines (timings in
+  # `other.timing`), each against DuckDB reading that file.
+  for text in csv jsonl; do
+    t="$sub/gateway.$text"
+    read -r td_s td_m < <(timed "$py" benches/peer_summary.py duckdb "$t")
+    read -r s m < <(timed "$bin" analyze "$t" --keep-ids)
+    jobs+=("duckdb summary ($text):$td_s:$td_m:$td_s:$td_m" "tracediag analyze ($text):$s:$m:$td_s:$td_m")
+  done
   for job in "${jobs[@]}"; do
-    IFS=: read -r name s m <<<"$job"
+    # A job may name its own DuckDB figures (the text formats); else the Parquet summary's.
+    IFS=: read -r name s m ds dm <<<"$job"
+    ds=${ds:-$d_s}; dm=${dm:-$d_m}
     printf '%-10s %-32s %9s %9s %11.2f %11.2f\n' "$rows" "$name" "$s" "$m" \
-      "$(echo "$s / $d_s" | bc -l)" "$(echo "$m / $d_m" | bc -l)"
+      "$(echo "$s / $ds" | bc -l)" "$(echo "$m / $dm" | bc -l)"
   done
 done
 [ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"

@@ -510,6 +510,17 @@ fn emit(text: &str) -> Result<()> {
     }
 }
 
+/// Print a run's notes, warnings and bad-row list on stderr (stdout holds the results):
+/// each heading after `tracediag: `, its detail lines indented under it.
+fn diagnose(diagnostics: &[report::diagnostics::Diagnostic]) {
+    for d in diagnostics {
+        say!("tracediag: {}", d.heading);
+        for l in &d.detail {
+            say!("{l}");
+        }
+    }
+}
+
 /// Write `--out` and say so on stderr (stdout holds the summary).
 fn write_rows(
     mut df: polars::prelude::DataFrame,
@@ -559,6 +570,20 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
+    // Under --strict a grouping by a column no input has is an error, not one "(none)" group.
+    if let Some(c) = analysis
+        .summary
+        .groups
+        .iter()
+        .flat_map(|g| g.absent.first())
+        .next()
+        .filter(|_| a.strict)
+    {
+        return Err(Error::Usage(format!(
+            "{}: --strict refuses to group by it",
+            analyze::absent_column_sentence(&format!("--by {c}"), c)
+        )));
+    }
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
         output::sink(&analysis.plan, &rules, path, fmt)?;
         say!(
@@ -572,6 +597,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
         Format::Json => report::Json.render(&analysis.summary),
     };
     emit(&text)?;
+    diagnose(&report::diagnostics::summary(&analysis.summary));
     let mut flagged: Vec<String> = analysis
         .summary
         .quality
@@ -628,7 +654,9 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
     emit(&match a.format {
         Format::Table => report::monitor::terminal(&analysis.summary),
         Format::Json => report::monitor::json(&analysis.summary),
-    })
+    })?;
+    diagnose(&report::diagnostics::monitor(&analysis.summary));
+    Ok(())
 }
 
 fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
@@ -654,7 +682,9 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
     emit(&match a.format {
         Format::Table => report::throughput::terminal(&t),
         Format::Json => report::throughput::json(&t),
-    })
+    })?;
+    diagnose(&report::diagnostics::throughput(&t));
+    Ok(())
 }
 
 /// `compare`: 0 done, 1 with `--strict` when the cohorts differ on the workload contract.
@@ -718,6 +748,7 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
         Format::Table => report::compare::terminal(&c),
         Format::Json => report::compare::json(&c),
     })?;
+    diagnose(&report::diagnostics::compare(&c));
     let warnings = c.contract.warnings.len();
     Ok(if a.strict && warnings > 0 {
         say!("tracediag: --strict: the cohorts differ on the workload contract ({warnings} warning(s))");
@@ -745,7 +776,9 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
     emit(&match a.format {
         Format::Table => report::explain::terminal(&e),
         Format::Json => report::explain::json(&e),
-    })
+    })?;
+    diagnose(&report::diagnostics::explain(&e));
+    Ok(())
 }
 
 fn rules_cmd(a: RulesArgs) -> Result<()> {
@@ -808,6 +841,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         ReportFormat::Markdown => report::markdown::render(&analysis.summary, &data),
     };
     weekly::write_text(&a.out, &text)?;
+    diagnose(&report::diagnostics::summary(&analysis.summary));
     say!(
         "tracediag: wrote the report ({} requests, {} periods of one {}) to {}",
         analysis.summary.rows,

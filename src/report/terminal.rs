@@ -156,9 +156,6 @@ impl Renderer for Terminal {
             ]);
         }
         line(t.to_string());
-        for l in s.bad_rows.iter().flat_map(|b| b.lines()) {
-            line(l);
-        }
         if let Some(g) = &s.groups {
             line(String::new());
             line(format!("By {}", g.by.join(", ")));
@@ -196,12 +193,6 @@ impl Renderer for Terminal {
                 t.add_row(cells);
             }
             line(t.to_string());
-        }
-        if !s.notes.is_empty() {
-            line(String::new());
-            for n in &s.notes {
-                line(format!("note: {n}"));
-            }
         }
         out
     }

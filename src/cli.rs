@@ -332,7 +332,8 @@ struct AnalyzeArgs {
     #[arg(long)]
     force: bool,
     /// Exit 1 when any data-quality check flags a row or a bad row was skipped (for
-    /// pipelines); the report is still printed and written.
+    /// pipelines); the report is still printed and written. A --by column no input has
+    /// is then an error (exit 2) instead of a warning.
     #[arg(long)]
     strict: bool,
     /// Summary format on stdout.

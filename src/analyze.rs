@@ -146,10 +146,48 @@ pub fn check(rules: &RuleSet, opts: &Options) -> Result<()> {
     Ok(())
 }
 
+/// The `columns` (of `--by`, `--split`) that no input has, neither under the field's name
+/// nor under an alias: grouping by one puts every request in a single "(none)" group.
+/// `class`, `source_file` and the partition keys of a folder tree always exist.
+pub fn absent_columns(inputs: &[Input], columns: &[String]) -> Vec<String> {
+    let paths: Vec<PathBuf> = inputs.iter().map(|i| i.path.clone()).collect();
+    let partitions = source::partition_keys(&paths);
+    columns
+        .iter()
+        .filter(|c| {
+            c.as_str() != "class"
+                && c.as_str() != SOURCE_COL
+                && !partitions.contains(c)
+                && !inputs
+                    .iter()
+                    .any(|i| i.mapping.found().any(|(name, _)| name == c.as_str()))
+        })
+        .cloned()
+        .collect()
+}
+
+/// What the output says of an absent `column` given to `flag` (`--by`, `--split …`).
+pub fn absent_column_sentence(flag: &str, column: &str) -> String {
+    let aliases = catalogue::field(column)
+        .map(|f| f.aliases)
+        .unwrap_or_default();
+    let nor = if aliases.is_empty() {
+        String::new()
+    } else {
+        format!(" (nor {})", aliases.join(", "))
+    };
+    format!("{flag}: no input has a `{column}` column{nor}")
+}
+
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     check(rules, opts)?;
     let plan = plan::build(rules, opts)?;
     let mut summary = summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
+    if summary.rows == 0 {
+        if let Some(e) = plan.empty_window()? {
+            return Err(e);
+        }
+    }
     summary.client_ids = plan.id_policy.record(ids::found(&plan.inputs));
     summary.bad_rows = bad_rows(
         &plan.inputs,
@@ -625,6 +663,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             .collect();
         Some(Groups {
             by: by.to_vec(),
+            absent: absent_columns(inputs, by),
             groups,
         })
     };
@@ -663,6 +702,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         groups,
         window: window(opts),
         bad_rows: None,
+        overlapping_inputs: plan.overlap.clone(),
     })
 }
 

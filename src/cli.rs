@@ -332,7 +332,8 @@ struct AnalyzeArgs {
     #[arg(long)]
     force: bool,
     /// Exit 1 when any data-quality check flags a row or a bad row was skipped (for
-    /// pipelines); the report is still printed and written.
+    /// pipelines); the report is still printed and written. A --by column no input has
+    /// is then an error (exit 2) instead of a warning.
     #[arg(long)]
     strict: bool,
     /// Summary format on stdout.
@@ -533,6 +534,17 @@ fn emit(text: &str) -> Result<()> {
     }
 }
 
+/// Print a run's notes, warnings and bad-row list on stderr (stdout holds the results):
+/// each heading after `tracediag: `, its detail lines indented under it.
+fn diagnose(diagnostics: &[report::diagnostics::Diagnostic]) {
+    for d in diagnostics {
+        say!("tracediag: {}", d.heading);
+        for l in &d.detail {
+            say!("{l}");
+        }
+    }
+}
+
 /// Write `--out` and say so on stderr (stdout holds the summary).
 fn write_rows(
     mut df: polars::prelude::DataFrame,
@@ -582,6 +594,20 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
+    // Under --strict a grouping by a column no input has is an error, not one "(none)" group.
+    if let Some(c) = analysis
+        .summary
+        .groups
+        .iter()
+        .flat_map(|g| g.absent.first())
+        .next()
+        .filter(|_| a.strict)
+    {
+        return Err(Error::Usage(format!(
+            "{}: --strict refuses to group by it",
+            analyze::absent_column_sentence(&format!("--by {c}"), c)
+        )));
+    }
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
         output::sink(&analysis.plan, &rules, path, fmt)?;
         say!(
@@ -595,6 +621,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
         Format::Json => report::Json.render(&analysis.summary),
     };
     emit(&text)?;
+    diagnose(&report::diagnostics::summary(&analysis.summary));
     let mut flagged: Vec<String> = analysis
         .summary
         .quality
@@ -651,7 +678,9 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
     emit(&match a.format {
         Format::Table => report::monitor::terminal(&analysis.summary),
         Format::Json => report::monitor::json(&analysis.summary),
-    })
+    })?;
+    diagnose(&report::diagnostics::monitor(&analysis.summary));
+    Ok(())
 }
 
 fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
@@ -677,7 +706,9 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
     emit(&match a.format {
         Format::Table => report::throughput::terminal(&t),
         Format::Json => report::throughput::json(&t),
-    })
+    })?;
+    diagnose(&report::diagnostics::throughput(&t));
+    Ok(())
 }
 
 /// `compare`: 0 done, 1 with `--strict` when the cohorts differ on the workload contract.
@@ -741,6 +772,7 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
         Format::Table => report::compare::terminal(&c),
         Format::Json => report::compare::json(&c),
     })?;
+    diagnose(&report::diagnostics::compare(&c));
     let warnings = c.contract.warnings.len();
     Ok(if a.strict && warnings > 0 {
         say!("tracediag: --strict: the cohorts differ on the workload contract ({warnings} warning(s))");
@@ -768,7 +800,9 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
     emit(&match a.format {
         Format::Table => report::explain::terminal(&e),
         Format::Json => report::explain::json(&e),
-    })
+    })?;
+    diagnose(&report::diagnostics::explain(&e));
+    Ok(())
 }
 
 fn rules_cmd(a: RulesArgs) -> Result<()> {
@@ -861,6 +895,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         ReportFormat::Markdown => report::markdown::render(&analysis.summary, &data),
     };
     weekly::write_text(&a.out, &text)?;
+    diagnose(&report::diagnostics::summary(&analysis.summary));
     say!(
         "tracediag: wrote the report ({} requests, {} periods of one {}) to {}",
         analysis.summary.rows,

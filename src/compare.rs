@@ -45,7 +45,7 @@ use crate::source::{self, SOURCE_COL};
 use crate::stats;
 use crate::stats::{quantile7, support};
 use crate::summary::{
-    round3, tool, BadRows, Count, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD,
+    round3, tool, BadRows, Count, Overlap, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD,
 };
 
 /// The bootstrap seed when none is given: a fixed one, so the same input gives the same
@@ -182,6 +182,10 @@ pub struct Comparison {
     /// `--on-bad-row skip`); absent when there were none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bad_rows: Option<BadRows>,
+    /// Input files of a cohort holding the same requests (counted once per file), when
+    /// most of its duplicate ids come from them; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlapping_inputs: Vec<Overlap>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -659,6 +663,7 @@ impl Default for Settings {
 /// Read, analyse and split the inputs, then compare.
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let mut bad_rows = vec![];
+    let mut overlaps = vec![];
     // Each cohort's rows, from the plan: only the columns the comparison reads (compare
     // takes them apart in memory; it needs no analyze summary).
     let mut analyse =
@@ -676,11 +681,21 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 plan.unparsed_skipped,
                 plan.skipped_examples.clone(),
             ));
+            overlaps.extend(plan.overlap.clone());
             let lf = plan.lf.clone().select(cohort_columns(rules, split));
             Ok((plan, lf))
         };
-    let collect =
-        |plan: &plan::Plan, lf: LazyFrame| stats::collect(lf).map_err(|e| plan.read_error(&e));
+    // A cohort with no request in the incident window: the window's error, naming the
+    // span its inputs do cover.
+    let collect = |label: &str, plan: &plan::Plan, lf: LazyFrame| -> Result<DataFrame> {
+        let df = stats::collect(lf).map_err(|e| plan.read_error(&e))?;
+        if df.height() == 0 {
+            if let Some(e) = plan.empty_window()? {
+                return Err(Error::Usage(format!("cohort {label}: {e}")));
+            }
+        }
+        Ok(df)
+    };
     let names = |p: &[PathBuf]| {
         p.iter()
             .map(|p| p.display().to_string())
@@ -693,7 +708,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 inputs: names(&a.inputs),
                 frame: {
                     let (plan, lf) = analyse(&a.inputs, None)?;
-                    collect(&plan, lf)?
+                    collect("A", &plan, lf)?
                 },
             },
             Cohort {
@@ -701,7 +716,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 inputs: names(&b.inputs),
                 frame: {
                     let (plan, lf) = analyse(&b.inputs, None)?;
-                    collect(&plan, lf)?
+                    collect("B", &plan, lf)?
                 },
             },
             None,
@@ -724,8 +739,20 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 )));
             }
             let (plan, lf) = analyse(inputs, Some(column))?;
-            let [fa, fb] = split(lf, column, values)
-                .and_then(|[a, b]| Ok([collect(&plan, a)?, collect(&plan, b)?]))?;
+            if !analyze::absent_columns(&plan.inputs, std::slice::from_ref(column)).is_empty() {
+                return Err(Error::Usage(format!(
+                    "{}: there is nothing to split",
+                    analyze::absent_column_sentence(
+                        &format!("--split {column}={}", values.join(",")),
+                        column
+                    )
+                )));
+            }
+            // A value missing from the window may be the window's fault: say so first.
+            let [fa, fb] = match split(lf, column, values) {
+                Ok([a, b]) => [collect("A", &plan, a)?, collect("B", &plan, b)?],
+                Err(e) => return Err(plan.empty_window()?.unwrap_or(e)),
+            };
             let inputs = names(inputs);
             (
                 Cohort {
@@ -759,6 +786,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
         },
     )?;
     c.bad_rows = BadRows::merge(bad_rows);
+    c.overlapping_inputs = overlaps;
     Ok(c)
 }
 
@@ -870,6 +898,7 @@ pub fn compare(rules: &RuleSet, a: &Cohort, b: &Cohort, settings: &Settings) -> 
         metrics,
         classes,
         bad_rows: None,
+        overlapping_inputs: vec![],
     })
 }
 

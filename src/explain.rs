@@ -409,6 +409,10 @@ pub fn request(
     let df = stats::collect(plan.lf.clone().filter(col("request_id").eq(lit(id))))
         .map_err(|e| plan.read_error(&e))?;
     if df.height() == 0 {
+        // A window that holds no request at all is the typo to report, not the id.
+        if let Some(e) = plan.empty_window()? {
+            return Err(e);
+        }
         let mut msg = format!("no request `{id}` in {}", about.inputs.join(", "));
         if let Some(w) = &about.window {
             msg.push_str(&match (&w.since, &w.until) {
@@ -501,6 +505,11 @@ pub fn class_worst(
             .and_then(|c| Ok(c.u64()?.get(0).unwrap_or(0)))
             .map_err(polars_error)
     };
+    if count("requests")? == 0 {
+        if let Some(e) = plan.empty_window()? {
+            return Err(e);
+        }
+    }
     let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf).map_err(polars_error)?;
     let worst: Vec<Worst> = (0..df.height())
         .map(|i| {

@@ -26,5 +26,6 @@ pub mod stats;
 pub mod summary;
 pub mod throughput;
 pub mod weekly;
+pub mod window;
 
 pub use error::{Error, Result};

@@ -25,6 +25,7 @@ use crate::ruleset::{compile, RuleSet};
 use crate::source::azure::{self, MetricError};
 use crate::source::{azure_logs, azure_windows};
 use crate::summary::{round3, tool, Count, RulesInfo};
+use crate::window;
 
 /// The rule-table parameter whose value marks a window as an excursion (kept out of later
 /// baselines): a figure at or above `rise ×` its baseline, or at or below `baseline ÷ rise`.
@@ -443,7 +444,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     } else {
         Some(load(&opts.baseline)?)
     };
-    let build = || -> PolarsResult<DataFrame> {
+    let build = || -> PolarsResult<(DataFrame, Option<window::Span>)> {
         let mut df = loaded.frame.clone();
         let (predicted, residual) = formula_columns(&df)?;
         let p = residual_p(
@@ -478,11 +479,38 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         // incident window.
         let lf = compile::apply(rules, df.lazy());
         match crate::analyze::time_filter("window_start", opts.since, opts.until) {
-            Some(f) => lf.filter(f).collect(),
-            None => lf.collect(),
+            Some(f) => {
+                let kept = lf.clone().filter(f).collect()?;
+                // Only when the window holds nothing: the span the exports do cover.
+                let span = if kept.height() == 0 {
+                    Some(window::span(lf, "window_start", opts.since, opts.until)?)
+                } else {
+                    None
+                };
+                Ok((kept, span))
+            }
+            None => Ok((lf.collect()?, None)),
         }
     };
-    let frame = build().map_err(|e| Error::Usage(format!("cannot diagnose the windows: {e}")))?;
+    let (frame, span) =
+        build().map_err(|e| Error::Usage(format!("cannot diagnose the windows: {e}")))?;
+    // Exports with no data point at all keep their note ("nothing to diagnose").
+    if let Some(span) = span.filter(|s| s.first.is_some()) {
+        let names: Vec<String> = opts
+            .inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        if let Some(e) = window::empty(
+            opts.since,
+            opts.until,
+            "window",
+            &window::source_name(&names),
+            span,
+        ) {
+            return Err(e);
+        }
+    }
     let summary = summarize(rules, opts, &loaded, &frame)
         .map_err(|e| Error::Usage(format!("cannot summarise the windows: {e}")))?;
     Ok(Analysis { frame, summary })

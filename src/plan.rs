@@ -18,7 +18,8 @@ use crate::ruleset::compile;
 use crate::ruleset::RuleSet;
 use crate::source::{self, BadRowPolicy, Input, Locations, ROW_COL, SOURCE_COL, UNPARSED_PREFIX};
 use crate::stats;
-use crate::summary::BAD_ROW_EXAMPLES;
+use crate::summary::{Overlap, BAD_ROW_EXAMPLES};
+use crate::window;
 
 /// The plan and what was learnt while building it.
 pub struct Plan {
@@ -33,6 +34,13 @@ pub struct Plan {
     pub unparsed_skipped: u64,
     /// The first few of them, as `file: line N, column `x`: …`.
     pub skipped_examples: Vec<String>,
+    /// Input files holding the same requests, when most duplicate ids come from them.
+    pub overlap: Option<Overlap>,
+    /// The plan before the incident window, and the window: asked for the data's span
+    /// only when the window holds no request (`empty_window`).
+    unwindowed: LazyFrame,
+    since: Option<i64>,
+    until: Option<i64>,
 }
 
 /// Build the plan for `opts` under `rules` (a gateway table).
@@ -46,9 +54,15 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
     let lf = ids::apply(lf, &id_policy);
     let lf = compile::apply(rules, lf);
     let duplicates = quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|i| i.path.display().to_string())
+        .collect();
+    let overlap = quality::overlap(&duplicates, &names);
     // The incident window applies after the data-quality checks, so a duplicate id outside
     // the window still marks the one inside it.
-    let mut lf = quality::apply(rules, lf, duplicates);
+    let mut lf = quality::apply(rules, lf, duplicates.ids);
+    let unwindowed = lf.clone();
     if let Some(f) = time_filter("timestamp", opts.since, opts.until) {
         lf = lf.filter(f);
     }
@@ -60,6 +74,10 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
         id_policy,
         unparsed_skipped: 0,
         skipped_examples: vec![],
+        overlap,
+        unwindowed,
+        since: opts.since,
+        until: opts.until,
     };
     unparsed_values(&mut plan, opts.on_bad_row)?;
     Ok(plan)
@@ -69,6 +87,30 @@ impl Plan {
     /// An error reading the inputs, naming them.
     pub fn read_error(&self, e: &PolarsError) -> Error {
         read_error(&self.inputs, e)
+    }
+
+    /// The error for an incident window that holds no request, naming the window and the
+    /// data's span; `None` without a window, or when the window holds requests (that
+    /// something else, e.g. `--on-bad-row skip`, left out). For failure paths only: it
+    /// reads the inputs' timestamps once more.
+    pub fn empty_window(&self) -> Result<Option<Error>> {
+        if self.since.is_none() && self.until.is_none() {
+            return Ok(None);
+        }
+        let span = window::span(self.unwindowed.clone(), "timestamp", self.since, self.until)
+            .map_err(|e| self.read_error(&e))?;
+        let names: Vec<String> = self
+            .inputs
+            .iter()
+            .map(|i| i.path.display().to_string())
+            .collect();
+        Ok(window::empty(
+            self.since,
+            self.until,
+            "request",
+            &window::source_name(&names),
+            span,
+        ))
     }
 
     /// The whole per-request frame, for the commands that still take one apart in memory

@@ -6,8 +6,9 @@ use polars::prelude::*;
 
 use crate::catalogue::{self, Kind, FIELDS};
 use crate::ruleset::RuleSet;
-use crate::source::{ROW_COL, SOURCE_COL, UNPARSED_PREFIX, UNREADABLE_COL};
+use crate::source::{FILE_INDEX, ROW_COL, SOURCE_COL, UNPARSED_PREFIX, UNREADABLE_COL};
 use crate::stats;
+use crate::summary::{Overlap, OverlapPair};
 
 /// One data-quality check.
 #[derive(Debug, Clone)]
@@ -94,11 +95,73 @@ pub fn tps_check_available(rules: &RuleSet) -> bool {
 /// Fixed seeds: the hashes (and so which ids a pass looks at) are the same in every run.
 const ID_HASH_SEEDS: [u64; 4] = [0x7472_6163, 0x6564_6961, 0x6720_6964, 0x7320_0001];
 
+/// The request ids that appear more than once, and how they spread over the input files.
+pub struct Duplicates {
+    /// The duplicated ids, sorted.
+    pub ids: Series,
+    /// Per pair of files, the ids both hold (pairs in file order; ids in one file only or
+    /// in three or more files are in no pair).
+    pub pairs: Vec<SharedIds>,
+}
+
+/// The request ids two input files (by their index in the run) both hold, and how many
+/// distinct ids each file has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedIds {
+    pub a: usize,
+    pub b: usize,
+    pub shared: u64,
+    pub a_ids: u64,
+    pub b_ids: u64,
+}
+
+impl SharedIds {
+    /// Every request (with an id) of one of the two files is in the other: one file is a
+    /// copy of the other or of a part of it.
+    pub fn whole_file(&self) -> bool {
+        self.shared == self.a_ids || self.shared == self.b_ids
+    }
+}
+
+/// Overlapping inputs, when most of the duplicated ids are whole-file copies (`names`:
+/// the input files by index).
+pub fn overlap(d: &Duplicates, names: &[String]) -> Option<Overlap> {
+    let whole: Vec<&SharedIds> = d.pairs.iter().filter(|p| p.whole_file()).collect();
+    let whole_file_ids: u64 = whole.iter().map(|p| p.shared).sum();
+    let duplicate_ids = d.ids.len() as u64;
+    if whole_file_ids == 0 || whole_file_ids * 2 <= duplicate_ids {
+        return None;
+    }
+    let name = |i: usize| {
+        names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("input {i}"))
+    };
+    Some(Overlap {
+        duplicate_ids,
+        whole_file_ids,
+        pairs: whole
+            .iter()
+            .map(|p| OverlapPair {
+                a: name(p.a),
+                b: name(p.b),
+                shared_ids: p.shared,
+                a_ids: p.a_ids,
+                b_ids: p.b_ids,
+            })
+            .collect(),
+    })
+}
+
 /// The request ids that appear more than once. A streaming pass counts rows per 64-bit
 /// hash of the id (a hash-table entry per distinct id, never the id strings); a second
 /// pass confirms exactly, by the ids themselves, the few hashes seen twice, so a hash
-/// collision between two ids is never called a duplicate. Nulls never count.
-pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Series> {
+/// collision between two ids is never called a duplicate. Nulls never count. The second
+/// pass also notes which files hold each duplicated id, so overlapping inputs (the same
+/// requests in two files) are counted per pair of files; only then is each file's number
+/// of ids asked for.
+pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Duplicates> {
     let [k0, k1, k2, k3] = ID_HASH_SEEDS;
     let id = col("request_id");
     let hash = id.clone().hash(k0, k1, k2, k3).alias("__id_hash");
@@ -117,21 +180,74 @@ pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Series> {
         .as_materialized_series()
         .clone();
     if hashes.is_empty() {
-        return Ok(Series::new_empty("request_id".into(), &DataType::String));
+        return Ok(Duplicates {
+            ids: Series::new_empty("request_id".into(), &DataType::String),
+            pairs: vec![],
+        });
     }
+    let file = || col(FILE_INDEX).cast(DataType::Int64);
     let confirmed = stats::collect(
         with_id
-            .filter(hash.is_in(lit(hashes).implode(false), false))
+            .clone()
+            .filter(hash.clone().is_in(lit(hashes).implode(false), false))
             .group_by([id])
-            .agg([len().alias("__n")])
+            .agg([
+                len().alias("__n"),
+                file().min().alias("__a"),
+                file().max().alias("__b"),
+                file().n_unique().cast(DataType::Int64).alias("__files"),
+            ])
             .filter(col("__n").gt(lit(1)))
-            .select([col("request_id")])
             .sort(["request_id"], Default::default()),
     )?;
-    Ok(confirmed
+    let ids = confirmed
         .column("request_id")?
         .as_materialized_series()
-        .clone())
+        .clone();
+    // Ids in exactly two files, counted per pair: one row per pair.
+    let per_pair = stats::collect(
+        confirmed
+            .lazy()
+            .filter(col("__files").eq(lit(2i64)))
+            .group_by([col("__a"), col("__b")])
+            .agg([len().cast(DataType::UInt64).alias("__shared")])
+            .sort(["__a", "__b"], Default::default()),
+    )?;
+    if per_pair.height() == 0 {
+        return Ok(Duplicates { ids, pairs: vec![] });
+    }
+    // Distinct ids per file, by their hashes (a file may repeat an id of its own).
+    let per_file = stats::collect(
+        with_id
+            .group_by([file().alias("__f")])
+            .agg([hash.n_unique().cast(DataType::UInt64).alias("__ids")]),
+    )?;
+    let files = per_file.column("__f")?.i64()?;
+    let counts = per_file.column("__ids")?.u64()?;
+    let ids_in = |f: i64| {
+        (0..per_file.height())
+            .find(|&i| files.get(i) == Some(f))
+            .and_then(|i| counts.get(i))
+            .unwrap_or(0)
+    };
+    let (a, b) = (
+        per_pair.column("__a")?.i64()?,
+        per_pair.column("__b")?.i64()?,
+    );
+    let shared = per_pair.column("__shared")?.u64()?;
+    let pairs = (0..per_pair.height())
+        .filter_map(|i| {
+            let (fa, fb) = (a.get(i)?, b.get(i)?);
+            Some(SharedIds {
+                a: usize::try_from(fa).ok()?,
+                b: usize::try_from(fb).ok()?,
+                shared: shared.get(i)?,
+                a_ids: ids_in(fa),
+                b_ids: ids_in(fb),
+            })
+        })
+        .collect();
+    Ok(Duplicates { ids, pairs })
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);
@@ -369,10 +485,51 @@ mod tests {
     fn duplicate_ids_are_confirmed_by_the_ids() {
         let df = df!(
             "request_id" => [Some("x"), Some("y"), Some("x"), None, None, Some("z"), Some("y")],
+            FILE_INDEX => [0u32; 7],
         )
         .unwrap();
         let dups = duplicate_ids(df.lazy()).unwrap();
-        let got: Vec<&str> = dups.str().unwrap().iter().flatten().collect();
+        let got: Vec<&str> = dups.ids.str().unwrap().iter().flatten().collect();
         assert_eq!(got, ["x", "y"]);
+        // All in one file: no pair of files shares them.
+        assert!(dups.pairs.is_empty());
+    }
+
+    /// Ids shared by two files are counted per pair, with each file's number of ids: file
+    /// 1 is a copy of file 0; file 2 shares one id with file 0 and holds more.
+    #[test]
+    fn duplicates_across_files_are_counted_per_pair() {
+        let df = df!(
+            "request_id" => ["a", "b", "c", "a", "b", "c", "c", "d", "e", "f"],
+            FILE_INDEX => [0u32, 0, 0, 1, 1, 1, 2, 2, 2, 2],
+        )
+        .unwrap();
+        let dups = duplicate_ids(df.lazy()).unwrap();
+        let got: Vec<&str> = dups.ids.str().unwrap().iter().flatten().collect();
+        assert_eq!(got, ["a", "b", "c"]);
+        // "c" is in three files: in no pair.
+        assert_eq!(
+            dups.pairs,
+            [SharedIds {
+                a: 0,
+                b: 1,
+                shared: 2,
+                a_ids: 3,
+                b_ids: 3
+            }]
+        );
+        assert!(!dups.pairs[0].whole_file());
+        // File 0 repeats "a": its distinct ids, not its rows, are all in file 1.
+        let df = df!(
+            "request_id" => ["a", "b", "a", "a", "b", "x"],
+            FILE_INDEX => [0u32, 0, 0, 1, 1, 1],
+        )
+        .unwrap();
+        let dups = duplicate_ids(df.lazy()).unwrap();
+        assert_eq!(dups.pairs.len(), 1);
+        assert!(
+            dups.pairs[0].whole_file(),
+            "every id of file 0 is in file 1"
+        );
     }
 }

@@ -92,6 +92,77 @@ pub struct Summary {
     /// that is not of its field's type; absent when there were none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bad_rows: Option<BadRows>,
+    /// Input files holding the same requests, when most duplicate ids come from them;
+    /// absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlapping_inputs: Option<Overlap>,
+}
+
+/// Overlapping inputs: most duplicated request ids are whole-file copies, i.e. one file
+/// of a pair holds only requests the other holds too, so every figure counts them twice.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Overlap {
+    /// Every duplicated request id of the run.
+    pub duplicate_ids: u64,
+    /// Of them, the ids the pairs below share.
+    pub whole_file_ids: u64,
+    pub pairs: Vec<OverlapPair>,
+}
+
+/// Two input files one of which holds only requests (by id) the other holds too.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OverlapPair {
+    pub a: String,
+    pub b: String,
+    /// The request ids both hold.
+    pub shared_ids: u64,
+    /// Distinct request ids in each file.
+    pub a_ids: u64,
+    pub b_ids: u64,
+}
+
+/// The most pairs the sentence names.
+const NAMED_PAIRS: usize = 3;
+
+impl Overlap {
+    /// One sentence for every renderer, e.g. "3000 of 3000 duplicate ids are whole-file
+    /// copies: a.parquet and b.parquet hold the same requests".
+    pub fn sentence(&self) -> String {
+        let mut pairs: Vec<String> = self
+            .pairs
+            .iter()
+            .take(NAMED_PAIRS)
+            .map(|p| {
+                if p.a == p.b {
+                    format!("{} is read twice", p.a)
+                } else if p.shared_ids == p.a_ids && p.shared_ids == p.b_ids {
+                    format!("{} and {} hold the same requests", p.a, p.b)
+                } else if p.shared_ids == p.a_ids {
+                    format!(
+                        "every request of {} ({}) is also in {} ({})",
+                        p.a, p.a_ids, p.b, p.b_ids
+                    )
+                } else {
+                    format!(
+                        "every request of {} ({}) is also in {} ({})",
+                        p.b, p.b_ids, p.a, p.a_ids
+                    )
+                }
+            })
+            .collect();
+        if self.pairs.len() > NAMED_PAIRS {
+            pairs.push(format!(
+                "and {} more pairs of files",
+                self.pairs.len() - NAMED_PAIRS
+            ));
+        }
+        format!(
+            "{} of {} duplicate ids are whole-file copies: {}; every figure counts those requests once per file",
+            self.whole_file_ids,
+            self.duplicate_ids,
+            pairs.join("; ")
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -137,13 +208,6 @@ impl BadRows {
         }
         all.examples.truncate(BAD_ROW_EXAMPLES);
         Some(all)
-    }
-
-    /// The sentence, then each example indented: the terminal renderers' lines.
-    pub fn lines(&self) -> Vec<String> {
-        std::iter::once(self.sentence())
-            .chain(self.examples.iter().map(|e| format!("  {e}")))
-            .collect()
     }
 
     /// One sentence for every renderer: how many, and what became of them.
@@ -329,6 +393,10 @@ pub struct QualityRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct Groups {
     pub by: Vec<String>,
+    /// The `by` columns no input has (every request's value is null there); absent when
+    /// every column was found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<String>,
     pub groups: Vec<GroupRow>,
 }
 

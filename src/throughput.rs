@@ -21,7 +21,8 @@ use crate::plan;
 use crate::ruleset::RuleSet;
 use crate::source::{azure, azure_windows};
 use crate::stats::{self, quantile7, support};
-use crate::summary::{round3, tool};
+use crate::summary::{round3, tool, Overlap};
+use crate::window;
 
 /// min / mean / p95 / max of one per-minute series (p95: linear interpolation, type 7)
 /// over `n` minutes. In JSON the p95 is null, with the reason, when n is too small for it
@@ -55,12 +56,20 @@ pub struct Throughput {
     pub tool: String,
     pub source: &'static str,
     pub by: Vec<String>,
+    /// Gateway logs: the `by` columns no input has (every request's value is null there);
+    /// absent when every column was found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<String>,
     pub first_minute: Option<String>,
     pub last_minute: Option<String>,
     /// When a p95 is shown (`stats::support::RULE`).
     pub percentile_rule: &'static str,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
+    /// Gateway logs: input files holding the same requests (counted once per file), when
+    /// most duplicate ids come from them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlapping_inputs: Option<Overlap>,
 }
 
 #[derive(Serialize)]
@@ -111,6 +120,7 @@ fn col_f64(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<f64>>> {
 /// Per deployment, from Azure Monitor exports: one value per window with data.
 pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> Result<Throughput> {
     let mut values = vec![];
+    let (mut first, mut last) = (i64::MAX, i64::MIN);
     let mut minutes_per_window = vec![];
     for p in paths {
         let text =
@@ -122,9 +132,26 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
                 .iter()
                 .filter_map(|i| azure::interval_ms(i)),
         );
-        values.extend(export.values.into_iter().filter(|v| {
-            since.is_none_or(|s| v.timestamp_ms >= s) && until.is_none_or(|u| v.timestamp_ms < u)
-        }));
+        for v in export.values {
+            first = first.min(v.timestamp_ms);
+            last = last.max(v.timestamp_ms);
+            if since.is_none_or(|s| v.timestamp_ms >= s) && until.is_none_or(|u| v.timestamp_ms < u)
+            {
+                values.push(v);
+            }
+        }
+    }
+    // An incident window that holds no point of exports that have some.
+    if values.is_empty() && first <= last {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let span = window::Span {
+            first: Some(first),
+            last: Some(last),
+            in_window: 0,
+        };
+        if let Some(e) = window::empty(since, until, "window", &window::source_name(&names), span) {
+            return Err(e);
+        }
     }
     minutes_per_window.sort();
     minutes_per_window.dedup();
@@ -172,6 +199,7 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
             tool: tool(),
             source: "azure monitor",
             by: vec!["deployment".into()],
+            absent: vec![],
             first_minute: ts.min().and_then(iso_ms),
             last_minute: ts.max().and_then(iso_ms),
             percentile_rule: support::RULE,
@@ -180,6 +208,7 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
                 "input TPM counts every processed prompt token (ProcessedPromptTokens / InputTokens): conservative, prompt caching ignored".into(),
                 "windows the service reported no data for are left out, not counted as zero".into(),
             ],
+            overlapping_inputs: None,
         })
     };
     build().map_err(|e| Error::Usage(format!("cannot compute throughput: {e}")))
@@ -216,15 +245,27 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
     // A request without a token count adds nothing to its minute's sum; say how many.
     let nulls = |e: Expr, name: &str| e.cast(DataType::UInt64).sum().alias(name);
     let missing = plan.lf.clone().select([
+        len().cast(DataType::UInt64).alias("rows"),
         nulls(col("timestamp").is_null(), "no_time"),
         nulls(col("input_tokens").is_null(), "missing_in"),
         nulls(col("output_tokens").is_null(), "missing_out"),
     ]);
     let client_ids = plan.id_policy.record(ids::found(&plan.inputs));
+    let mut found =
+        stats::collect_all(vec![per_minute, missing]).map_err(|e| plan.read_error(&e))?;
+    let missing = found.pop().expect("two queries");
+    let df = found.pop().expect("two queries");
+    if missing
+        .column("rows")
+        .ok()
+        .and_then(|c| c.u64().ok()?.get(0))
+        == Some(0)
+    {
+        if let Some(e) = plan.empty_window()? {
+            return Err(e);
+        }
+    }
     let build = || -> PolarsResult<Throughput> {
-        let mut found = stats::collect_all(vec![per_minute, missing])?;
-        let missing = found.pop().expect("two queries");
-        let df = found.pop().expect("two queries");
         let count = |name: &str| -> PolarsResult<u64> {
             Ok(missing.column(name)?.u64()?.get(0).unwrap_or(0))
         };
@@ -305,11 +346,13 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
             tool: tool(),
             source: "gateway request logs",
             by: by.to_vec(),
+            absent: analyze::absent_columns(&plan.inputs, by),
             first_minute: (first <= last).then(|| minute_iso(first)).flatten(),
             last_minute: (first <= last).then(|| minute_iso(last)).flatten(),
             percentile_rule: support::RULE,
             rows,
             notes,
+            overlapping_inputs: plan.overlap.clone(),
         })
     };
     build().map_err(|e| Error::Usage(format!("cannot compute throughput: {e}")))

@@ -425,9 +425,9 @@ fn content_never_reaches_any_command() {
     // The bad rows were really read and reported (the test can fail).
     let o = cli(&["analyze", log, "--on-bad-row", "skip"]);
     assert!(
-        stdout(&o).contains("left out of every figure"),
+        stderr(&o).contains("left out of every figure"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
     let o = cli(&["analyze", log, "--on-bad-row", "error"]);
     assert_eq!(o.status.code(), Some(2));

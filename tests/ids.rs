@@ -320,17 +320,21 @@ fn by_user_groups_by_the_hashes() {
         "{table}"
     );
 
-    let tp = run_ok(
+    let o = run_with(
         &["throughput", USERS, "--by", "user", "--salt", "s3cret"],
         None,
     );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tp = stdout(&o);
     assert!(tp.contains(&reference("s3cret", "u-bob-9037")), "{tp}");
+    // How the hashes were made is a note: on stderr.
     assert!(
-        tp.contains(&format!(
-            "note: client ids: user, token_name, client_ip → salted HMAC-SHA256 (given salt, fingerprint {})",
+        stderr(&o).contains(&format!(
+            "tracediag: note: client ids: user, token_name, client_ip → salted HMAC-SHA256 (given salt, fingerprint {})",
             fingerprint("s3cret")
         )),
-        "{tp}"
+        "{}",
+        stderr(&o)
     );
 }
 

@@ -49,9 +49,6 @@ pub fn terminal(c: &Comparison) -> String {
             w.until.as_deref().unwrap_or("+∞")
         ));
     }
-    for l in c.bad_rows.iter().flat_map(|b| b.lines()) {
-        line(l);
-    }
     line(format!("percentiles: {}", c.percentile_method));
     line(format!("percentile rule: {}", c.percentile_rule));
     line(String::new());
@@ -73,9 +70,6 @@ pub fn terminal(c: &Comparison) -> String {
     if c.contract.warnings.is_empty() {
         line("No contract difference beyond the tolerances.".into());
     } else {
-        for w in &c.contract.warnings {
-            line(format!("warning: {}", w.message));
-        }
         line(format!(
             "The cohorts differ on the workload contract ({} warning{}): read every shift below with that in mind.",
             c.contract.warnings.len(),

@@ -6,7 +6,7 @@ use crate::explain::{
     exact, CheckResult, ClassExplanation, Explained, Explanation, Phase, PhaseKind,
     RequestExplanation, RuleEvidence, Timeline, Value,
 };
-use crate::summary::{BadRows, ClientIds, RulesInfo, Window};
+use crate::summary::{ClientIds, RulesInfo, Window};
 
 /// Width of the waterfall bar: the request's end-to-end time.
 pub const BAR_WIDTH: usize = 50;
@@ -32,7 +32,6 @@ fn header(
     inputs: &[String],
     window: &Option<Window>,
     client_ids: &Option<ClientIds>,
-    bad_rows: &Option<BadRows>,
 ) -> String {
     let mut out = format!(
         "{} — {what} — rules: {} ({})\ninput: {}\n",
@@ -50,10 +49,6 @@ fn header(
             w.since.as_deref().unwrap_or("start"),
             w.until.as_deref().unwrap_or("end")
         ));
-    }
-    for l in bad_rows.iter().flat_map(|b| b.lines()) {
-        out.push_str(&l);
-        out.push('\n');
     }
     out
 }
@@ -83,7 +78,6 @@ fn request(r: &RequestExplanation) -> String {
         &r.inputs,
         &r.window,
         &r.client_ids,
-        &r.bad_rows,
     );
     if r.occurrences > 1 {
         out.push_str(&format!(
@@ -376,7 +370,6 @@ fn class(c: &ClassExplanation) -> String {
         &c.inputs,
         &c.window,
         &c.client_ids,
-        &c.bad_rows,
     );
     out.push('\n');
     match (c.order, &c.when) {

@@ -2,6 +2,7 @@
 //! them computes anything.
 
 pub mod compare;
+pub mod diagnostics;
 pub mod explain;
 pub mod html;
 mod json;

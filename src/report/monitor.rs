@@ -197,12 +197,6 @@ pub fn terminal(s: &Summary) -> String {
         }
         line(t.to_string());
     }
-    if !s.notes.is_empty() {
-        line(String::new());
-        for n in &s.notes {
-            line(format!("note: {n}"));
-        }
-    }
     out
 }
 

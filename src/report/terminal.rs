@@ -161,9 +161,6 @@ impl Renderer for Terminal {
             ]);
         }
         line(t.to_string());
-        for l in s.bad_rows.iter().flat_map(|b| b.lines()) {
-            line(l);
-        }
         if let Some(g) = &s.groups {
             line(String::new());
             line(format!("By {}", g.by.join(", ")));
@@ -200,12 +197,6 @@ impl Renderer for Terminal {
                 t.add_row(cells);
             }
             line(t.to_string());
-        }
-        if !s.notes.is_empty() {
-            line(String::new());
-            for n in &s.notes {
-                line(format!("note: {n}"));
-            }
         }
         out
     }

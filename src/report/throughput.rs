@@ -57,9 +57,6 @@ pub fn terminal(t: &Throughput) -> String {
     }
     out.push_str(&table.to_string());
     out.push('\n');
-    for n in &t.notes {
-        out.push_str(&format!("note: {n}\n"));
-    }
     out
 }
 

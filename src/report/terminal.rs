@@ -1,13 +1,14 @@
 //! The terminal report: what was read, the class table with where to look next, the
-//! named-metric percentiles and the data-quality findings, as comfy-table tables. The
-//! width is fixed so the output does not depend on the terminal it runs in.
+//! named-metric percentiles and the data-quality findings, as comfy-table tables, laid out
+//! for the given width (`Width::Fixed` for files and pipes).
 
 use comfy_table::{CellAlignment, Table};
 
-use super::{fmt_num, fmt_share, table, Renderer};
+use super::{fit, fmt_num, fmt_share, render, table, Renderer, Width};
 use crate::summary::{MetricRow, Summary};
 
-pub struct Terminal;
+/// The terminal report at a width.
+pub struct Terminal(pub Width);
 
 fn metrics_table(rows: &[MetricRow]) -> Table {
     let mut t = table(
@@ -121,7 +122,7 @@ impl Renderer for Terminal {
                 fmt_num(c.end_to_end_ms.p99),
             ]);
         }
-        line(t.to_string());
+        line(render(t, self.0));
         let found: Vec<_> = s
             .classes
             .iter()
@@ -139,11 +140,11 @@ impl Renderer for Terminal {
                     c.next_check.clone(),
                 ]);
             }
-            line(t.to_string());
+            line(render(t, self.0));
         }
         line(String::new());
         line("Named metrics — failures included; null where a request has no such point".into());
-        line(metrics_table(&s.metrics).to_string());
+        line(render(metrics_table(&s.metrics), self.0));
         line(String::new());
         line("Data quality — flagged rows are kept and classified as they are".into());
         let mut t = table(&["check", "rows", "examples", "what it means"], 1..2);
@@ -155,7 +156,7 @@ impl Renderer for Terminal {
                 q.doc.clone(),
             ]);
         }
-        line(t.to_string());
+        line(render(t, self.0));
         for l in s.bad_rows.iter().flat_map(|b| b.lines()) {
             line(l);
         }
@@ -195,7 +196,7 @@ impl Renderer for Terminal {
                 cells.push(fmt_num(e2e.p99));
                 t.add_row(cells);
             }
-            line(t.to_string());
+            line(render(t, self.0));
         }
         if !s.notes.is_empty() {
             line(String::new());
@@ -203,6 +204,6 @@ impl Renderer for Terminal {
                 line(format!("note: {n}"));
             }
         }
-        out
+        fit(&out, self.0)
     }
 }

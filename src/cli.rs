@@ -118,7 +118,7 @@ enum Command {
     #[command(after_help = after_help!(
         "  tracediag compare before.parquet after.parquet\n\
          \x20 tracediag compare 'logs/*.parquet' --split channel=ch-east,ch-west\n\
-         \x20 tracediag compare a.csv b.csv --strict --format json\n",
+         \x20 tracediag compare a.csv b.csv --strict --format markdown\n",
         concat!(
             "  1    --strict: the cohorts differ on the workload contract\n",
             exit_2!(),
@@ -131,7 +131,7 @@ enum Command {
     #[command(after_help = after_help!(
         "  tracediag explain logs.parquet --request-id req-42\n\
          \x20 tracediag explain logs.parquet --class action_text_gap --limit 3\n\
-         \x20 tracediag explain logs.parquet --request-id req-42 --format json\n",
+         \x20 tracediag explain logs.parquet --request-id req-42 --format markdown\n",
         concat!(exit_2!(), exit_130!())
     ))]
     Explain(ExplainArgs),
@@ -160,6 +160,15 @@ enum Command {
 enum Format {
     Table,
     Json,
+}
+
+/// The formats of the postmortem commands (`compare`, `explain`): Markdown to paste into a
+/// postmortem document beside the terminal table and JSON.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PostmortemFormat {
+    Table,
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -378,9 +387,9 @@ struct CompareArgs {
     /// --split channel=ch-east,ch-west.
     #[arg(long, value_name = "COLUMN=A,B")]
     split: Option<String>,
-    /// Output format.
+    /// Output format (markdown: to paste into a postmortem).
     #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    format: PostmortemFormat,
     /// Exit with code 1 when the cohorts differ on the workload contract (the comparison
     /// is still printed).
     #[arg(long)]
@@ -410,9 +419,9 @@ struct ExplainArgs {
     /// With --class: how many requests to list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     limit: usize,
-    /// Output format.
+    /// Output format (markdown: to paste into a postmortem).
     #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    format: PostmortemFormat,
     #[command(flatten)]
     rule_args: RuleArgs,
     #[command(flatten)]
@@ -524,6 +533,19 @@ fn load_rules_or(args: &RuleArgs, default: fn() -> Result<RuleSet>) -> Result<Ru
     Ok(rules)
 }
 
+/// The width terminal text is laid out for: `COLUMNS` when set to a number (how a test or a
+/// script asks for a width), else the terminal's when stdout is one; otherwise the fixed
+/// layout, so a file or a pipe gets the same text wherever it runs.
+fn width() -> report::Width {
+    match std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u16>().ok())
+    {
+        Some(n) if n > 0 => report::Width::fit(n),
+        _ => report::Width::of_stdout(),
+    }
+}
+
 fn emit(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error worth reporting.
@@ -617,7 +639,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
         );
     }
     let text = match a.format {
-        Format::Table => report::Terminal.render(&analysis.summary),
+        Format::Table => report::Terminal(width()).render(&analysis.summary),
         Format::Json => report::Json.render(&analysis.summary),
     };
     emit(&text)?;
@@ -676,7 +698,7 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
         write_rows(monitor::project(&analysis.frame, &rules, fmt)?, path, fmt)?;
     }
     emit(&match a.format {
-        Format::Table => report::monitor::terminal(&analysis.summary),
+        Format::Table => report::monitor::terminal(&analysis.summary, width()),
         Format::Json => report::monitor::json(&analysis.summary),
     })?;
     diagnose(&report::diagnostics::monitor(&analysis.summary));
@@ -704,7 +726,7 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
     let t = throughput::run(&opts)?;
     drop(progress);
     emit(&match a.format {
-        Format::Table => report::throughput::terminal(&t),
+        Format::Table => report::throughput::terminal(&t, width()),
         Format::Json => report::throughput::json(&t),
     })?;
     diagnose(&report::diagnostics::throughput(&t));
@@ -769,8 +791,9 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
     )?;
     drop(progress);
     emit(&match a.format {
-        Format::Table => report::compare::terminal(&c),
-        Format::Json => report::compare::json(&c),
+        PostmortemFormat::Table => report::compare::terminal(&c, width()),
+        PostmortemFormat::Json => report::compare::json(&c),
+        PostmortemFormat::Markdown => report::compare::markdown(&c),
     })?;
     diagnose(&report::diagnostics::compare(&c));
     let warnings = c.contract.warnings.len();
@@ -798,8 +821,9 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
     let e = explain::run(&rules, &opts, &target)?;
     drop(progress);
     emit(&match a.format {
-        Format::Table => report::explain::terminal(&e),
-        Format::Json => report::explain::json(&e),
+        PostmortemFormat::Table => report::explain::terminal(&e, width()),
+        PostmortemFormat::Json => report::explain::json(&e),
+        PostmortemFormat::Markdown => report::explain::markdown(&e),
     })?;
     diagnose(&report::diagnostics::explain(&e));
     Ok(())
@@ -863,7 +887,7 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
         None => {
             let rules = load_rules(&a.rule_args)?;
             emit(&match a.format {
-                Format::Table => report::rules::render_rules(&rules),
+                Format::Table => report::rules::render_rules(&rules, width()),
                 Format::Json => report::rules::rules_json(&rules),
             })
         }
@@ -932,10 +956,13 @@ pub fn main() -> i32 {
         },
         Command::Explain(a) => explain_cmd(a),
         Command::Report(a) => report_cmd(a),
-        Command::Fields { catalogue } => emit(&report::rules::render_fields(match catalogue {
-            CatalogueArg::Gateway => Catalogue::Gateway,
-            CatalogueArg::Azure => Catalogue::Azure,
-        })),
+        Command::Fields { catalogue } => emit(&report::rules::fields_terminal(
+            match catalogue {
+                CatalogueArg::Gateway => Catalogue::Gateway,
+                CatalogueArg::Azure => Catalogue::Azure,
+            },
+            width(),
+        )),
     };
     match result {
         Ok(()) => 0,

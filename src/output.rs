@@ -13,8 +13,8 @@ use crate::catalogue::{Kind, FIELDS};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::quality;
-use crate::ruleset::compile::{estimated_metrics, ESTIMATED_SUFFIX};
-use crate::ruleset::RuleSet;
+use crate::ruleset::compile::{chain, estimated_metrics, CLASS_INDEX, ESTIMATED_SUFFIX};
+use crate::ruleset::{Rule, RuleSet};
 use crate::source::{self, LINE_COL, ROW_COL, SOURCE_COL};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,8 +46,20 @@ impl OutFormat {
     }
 }
 
-/// The per-request columns, in output order: labels, class, timing fields, metrics,
-/// estimate flags, data-quality flags. Nothing else (and never content) is written.
+/// One text of a rule (its layer, look_at or next check).
+pub type RuleText = fn(&Rule) -> &str;
+
+/// The columns taken from the rule that gave a request its class, so an output row says
+/// where to look next without the rule table beside it: null for the default class.
+pub const RULE_COLUMNS: [(&str, RuleText); 3] = [
+    ("layer", |r| r.layer.as_str()),
+    ("look_at", |r| r.look_at.as_str()),
+    ("next_check", |r| r.next_check.as_str()),
+];
+
+/// The per-request columns, in output order: labels, class, the class's rule columns,
+/// timing fields, metrics, estimate flags, data-quality flags. Nothing else (and never
+/// content) is written.
 pub fn columns(rules: &RuleSet) -> Vec<String> {
     let mut out: Vec<String> = vec![
         "request_id".into(),
@@ -67,6 +79,7 @@ pub fn columns(rules: &RuleSet) -> Vec<String> {
     }
     out.push("class".into());
     out.push("classes".into());
+    out.extend(RULE_COLUMNS.iter().map(|(name, _)| name.to_string()));
     out.extend(
         FIELDS
             .iter()
@@ -210,10 +223,16 @@ pub fn write(df: &mut DataFrame, path: &Path, format: OutFormat) -> Result<()> {
 /// with polars' streaming sink, atomically: the per-request frame is never collected, and
 /// a failed or interrupted run leaves no output.
 pub fn sink(plan: &Plan, rules: &RuleSet, path: &Path, format: OutFormat) -> Result<()> {
-    let lf = plan
-        .lf
-        .clone()
-        .select(output_exprs(&columns(rules), "timestamp", format));
+    let exprs: Vec<Expr> = columns(rules)
+        .iter()
+        .map(
+            |c| match RULE_COLUMNS.iter().find(|(name, _)| *name == c.as_str()) {
+                Some((name, pick)) => rule_column(rules, name, *pick),
+                None => output_expr(c, "timestamp", format),
+            },
+        )
+        .collect();
+    let lf = plan.lf.clone().select(exprs);
     write_atomic_at(path, |tmp, _| {
         let target = PlRefPath::try_from_path(tmp).map_err(|e| source::polars_message(&e))?;
         let file_format = match format {
@@ -243,23 +262,30 @@ pub fn sink(plan: &Plan, rules: &RuleSet, path: &Path, format: OutFormat) -> Res
     })
 }
 
-/// The output columns; in text formats the timestamp column `time_col` becomes ISO 8601
+/// A rule's text for each request, looked up from the class index: one when/then per rule
+/// (a handful), evaluated by polars, never a loop over rows.
+fn rule_column(rules: &RuleSet, name: &str, pick: RuleText) -> Expr {
+    chain(
+        rules
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (col(CLASS_INDEX).eq(lit(i as u32)), lit(pick(r)))),
+        lit(NULL).cast(DataType::String),
+    )
+    .alias(name)
+}
+
+/// An output column; in text formats the timestamp column `time_col` becomes ISO 8601
 /// with the zone spelled out, while Parquet keeps a timestamp.
-fn output_exprs(columns: &[String], time_col: &str, format: OutFormat) -> Vec<Expr> {
-    let text = format != OutFormat::Parquet;
-    columns
-        .iter()
-        .map(|c| {
-            if c == time_col && text {
-                col(c.as_str())
-                    .dt()
-                    .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-                    .alias(c.as_str())
-            } else {
-                col(c.as_str())
-            }
-        })
-        .collect()
+fn output_expr(c: &str, time_col: &str, format: OutFormat) -> Expr {
+    if c != time_col {
+        col(c)
+    } else if format != OutFormat::Parquet {
+        col(c).dt().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").alias(c)
+    } else {
+        col(c)
+    }
 }
 
 /// Select `columns` of `frame`; in text formats the timestamp column `time_col` becomes
@@ -273,7 +299,12 @@ pub fn select(
     frame
         .clone()
         .lazy()
-        .select(output_exprs(columns, time_col, format))
+        .select(
+            columns
+                .iter()
+                .map(|c| output_expr(c, time_col, format))
+                .collect::<Vec<_>>(),
+        )
         .collect()
         .map_err(|e| Error::Usage(format!("internal: cannot project the output columns: {e}")))
 }

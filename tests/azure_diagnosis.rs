@@ -221,7 +221,7 @@ fn deployments_table_shows_medians_per_window_not_totals() {
         (batch.median_requests, batch.requests),
         (Some(41.0), Some(15326.0))
     );
-    let text = tracediag::report::monitor::terminal(&a.summary);
+    let text = tracediag::report::monitor::terminal(&a.summary, tracediag::report::Width::Fixed);
     let row = text
         .lines()
         .find(|l| l.contains("gpt-4o-batch ┆     360"))

@@ -320,6 +320,63 @@ fn out_names_the_line_each_row_begins_on() {
 }
 
 #[test]
+fn out_rows_carry_their_class_rule_layer_look_at_and_next_check() {
+    use polars::prelude::{col, lit, LazyFrame, PlRefPath, ScanArgsParquet};
+    let rules = tracediag::ruleset::RuleSet::gateway().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, csv) = (dir.path().join("rows.parquet"), dir.path().join("rows.csv"));
+    for out in [&pq, &csv] {
+        let o = cli(&[
+            "analyze",
+            "fixtures/generated/gateway.parquet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let (class, layer, look_at, next) = (at("class"), at("layer"), at("look_at"), at("next_check"));
+    assert_eq!(
+        (layer, look_at, next),
+        (at("classes") + 1, at("classes") + 2, at("classes") + 3)
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for r in reader.records() {
+        let r = r.unwrap();
+        let got = [&r[layer], &r[look_at], &r[next]].map(String::from);
+        let want = match rules.rule(&r[class]) {
+            Some(rule) => [&rule.layer, &rule.look_at, &rule.next_check].map(|s| s.clone()),
+            // The default class has no rule: empty (null) cells, never made-up text.
+            None => [String::new(), String::new(), String::new()],
+        };
+        assert_eq!(got, want, "{}", &r[class]);
+        seen.insert(r[class].to_string());
+    }
+    assert!(
+        seen.len() > 3,
+        "the generated log holds several classes: {seen:?}"
+    );
+    assert!(seen.contains(rules.default_class.as_str()), "{seen:?}");
+
+    // Parquet holds the same text, and null for the default class.
+    let df = LazyFrame::scan_parquet(
+        PlRefPath::try_from_path(&pq).unwrap(),
+        ScanArgsParquet::default(),
+    )
+    .unwrap()
+    .filter(col("class").eq(lit(rules.default_class.as_str())))
+    .select([col("layer"), col("look_at"), col("next_check")])
+    .collect()
+    .unwrap();
+    assert!(df.height() > 0);
+    for c in ["layer", "look_at", "next_check"] {
+        assert_eq!(df.column(c).unwrap().null_count(), df.height(), "{c}");
+    }
+}
+
+#[test]
 fn out_refuses_an_input_and_an_existing_file() {
     let err = fails(&[
         "analyze",

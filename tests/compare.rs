@@ -347,6 +347,34 @@ fn cli_split_channel_json() {
     insta::assert_snapshot!(text);
 }
 
+#[test]
+fn cli_split_channel_markdown() {
+    insta::assert_snapshot!(ok(&[
+        "compare",
+        "fixtures/generated/gateway.parquet",
+        "--split",
+        "channel=ch-east,ch-west",
+        "--format",
+        "markdown",
+    ]));
+}
+
+/// Contract warnings in Markdown: bold, naming the field and both values.
+#[test]
+fn cli_markdown_shows_the_contract_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = differing_pair(dir.path());
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = cli(&["compare", a, b, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("- **warning**: model ids: A gpt-4.1 100.0% vs B claude-sonnet-4 100.0%"),
+        "{text}"
+    );
+    assert!(text.contains("| **WARNING** |"), "{text}");
+}
+
 /// `--strict`: exit 1 when the contract differs (the comparison is still printed), 0 when
 /// it does not; without `--strict` a difference is only a warning.
 #[test]

@@ -57,6 +57,32 @@ fn trace_b_json() {
 }
 
 #[test]
+fn trace_b_markdown() {
+    insta::assert_snapshot!(ok(&[
+        "explain",
+        "fixtures/traces/traces.jsonl",
+        "--request-id",
+        "trace-b",
+        "--format",
+        "markdown"
+    ]));
+}
+
+#[test]
+fn generated_worst_action_text_gap_markdown() {
+    insta::assert_snapshot!(ok(&[
+        "explain",
+        "fixtures/generated/gateway.parquet",
+        "--class",
+        "action_text_gap",
+        "--limit",
+        "5",
+        "--format",
+        "markdown"
+    ]));
+}
+
+#[test]
 fn generated_worst_action_text_gap() {
     insta::assert_snapshot!(ok(&[
         "explain",

@@ -1,8 +1,9 @@
-//! The `compare` report: the workload contract first (docs/compare.md), then the named metrics side
-//! by side with the shift B − A, then the class mix. Terminal tables and stable JSON; all
-//! figures come computed and rounded from `crate::compare`.
+//! The `compare` report: the workload contract first (docs/compare.md), then the named
+//! metrics side by side with the shift B − A, then the class mix. Terminal tables, Markdown
+//! and stable JSON; all figures come computed and rounded from `crate::compare`.
 
-use super::{fmt_num, fmt_q, fmt_share, table};
+use super::markdown::{code, header, md, row};
+use super::{fit, fmt_num, fmt_q, fmt_share, render, table, Width};
 use crate::compare::{fmt_p, Comparison, Shift, MANN_WHITNEY_METHOD};
 
 /// A signed figure: `+12.5`, `-3.0`, `0.0`.
@@ -20,7 +21,7 @@ fn interval(s: &Shift) -> String {
     }
 }
 
-pub fn terminal(c: &Comparison) -> String {
+pub fn terminal(c: &Comparison, width: Width) -> String {
     let mut out = String::new();
     let mut line = |l: String| {
         out.push_str(&l);
@@ -66,7 +67,7 @@ pub fn terminal(c: &Comparison) -> String {
             if k.within { "ok" } else { "WARNING" }.to_string(),
         ]);
     }
-    line(t.to_string());
+    line(render(t, width));
     if c.contract.warnings.is_empty() {
         line("No contract difference beyond the tolerances.".into());
     } else {
@@ -132,7 +133,7 @@ pub fn terminal(c: &Comparison) -> String {
             ]);
         }
     }
-    line(t.to_string());
+    line(render(t, width));
     line(String::new());
 
     line("Class mix — share of each cohort's requests".into());
@@ -150,12 +151,167 @@ pub fn terminal(c: &Comparison) -> String {
             format!("{:+.1}", k.difference_points),
         ]);
     }
-    line(t.to_string());
-    out
+    line(render(t, width));
+    fit(&out, width)
 }
 
 pub fn json(c: &Comparison) -> String {
     let mut s = serde_json::to_string_pretty(c).expect("a comparison always serializes");
     s.push('\n');
     s
+}
+
+/// A cell of several lines: each escaped, joined by `<br>` (a line break inside a GFM
+/// table cell).
+fn md_lines(s: &str) -> String {
+    s.lines().map(md).collect::<Vec<_>>().join("<br>")
+}
+
+/// The comparison as Markdown, to paste into a postmortem: the same sections and figures
+/// as the terminal text, as headings and tables.
+pub fn markdown(c: &Comparison) -> String {
+    let mut out = String::from("# Comparison\n\n");
+    out.push_str(&format!(
+        "{} — compare, rules: {} ({}). All times are UTC. Failed, cancelled and timed-out requests are included in every figure.\n\n",
+        md(&c.tool),
+        code(&c.rules.name),
+        code(&c.rules.source)
+    ));
+    out.push_str(&format!("**Verdict:** {}\n\n", md(&c.verdict)));
+    for s in &c.cohorts {
+        out.push_str(&format!(
+            "- **{}**: {} — {} requests, {} failed ({}), from {}\n",
+            md(&s.label),
+            md(&s.name),
+            s.requests,
+            s.failures,
+            fmt_share(s.failure_rate),
+            s.inputs
+                .iter()
+                .map(|i| code(i))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if let Some(w) = &c.window {
+        out.push_str(&format!(
+            "- window: {} ≤ received < {} (requests without a timestamp are left out)\n",
+            md(w.since.as_deref().unwrap_or("−∞")),
+            md(w.until.as_deref().unwrap_or("+∞"))
+        ));
+    }
+    // Bad rows are diagnostics: on stderr, as for every format.
+    out.push_str(&format!("- percentiles: {}\n", md(c.percentile_method)));
+    out.push_str(&format!("- percentile rule: {}\n\n", md(c.percentile_rule)));
+
+    out.push_str("## Workload contract\n\n");
+    out.push_str("Checked first: a ranking holds only when both cohorts share it.\n\n");
+    out.push_str(&header(
+        &["field", "A", "B", "difference", "tolerance", ""],
+        &[],
+    ));
+    for k in &c.contract.checks {
+        out.push_str(&row(&[
+            md(&k.field),
+            md_lines(&k.a),
+            md_lines(&k.b),
+            md_lines(&k.difference),
+            md_lines(&k.tolerance),
+            if k.within { "ok" } else { "**WARNING**" }.to_string(),
+        ]));
+    }
+    out.push('\n');
+    if c.contract.warnings.is_empty() {
+        out.push_str("No contract difference beyond the tolerances.\n\n");
+    } else {
+        for w in &c.contract.warnings {
+            out.push_str(&format!("- **warning**: {}\n", md(&w.message)));
+        }
+        out.push_str(&format!(
+            "\nThe cohorts differ on the workload contract ({} warning{}): read every shift below with that in mind.\n\n",
+            c.contract.warnings.len(),
+            if c.contract.warnings.len() == 1 { "" } else { "s" }
+        ));
+    }
+    out.push_str("Not checked:\n\n");
+    for n in &c.contract.not_checked {
+        out.push_str(&format!("- {}\n", md(n)));
+    }
+    out.push('\n');
+
+    out.push_str("## Named metrics\n\n");
+    out.push_str(&format!(
+        "Failures included; null where a request has no such point. B − A with a {:.0}% bootstrap interval ({} resamples, seed {}); p: {}.\n\n",
+        c.bootstrap.confidence * 100.0,
+        c.bootstrap.resamples,
+        c.bootstrap.seed,
+        md(MANN_WHITNEY_METHOD)
+    ));
+    out.push_str(&header(
+        &[
+            "metric (ms unless stated)",
+            "n A / B",
+            "failed A / B",
+            "",
+            "A",
+            "B",
+            "B − A",
+            "95% interval",
+            "p",
+        ],
+        &[1, 2, 4, 5, 6, 7, 8],
+    ));
+    for m in &c.metrics {
+        // As in the terminal: a percentile its cohort cannot support reads "n<…".
+        let (qa, qb) = (m.a.pct.quantiles(), m.b.pct.quantiles());
+        let values: Vec<(String, String)> = qa
+            .iter()
+            .zip(&qb)
+            .map(|(&(_, q, a), &(_, _, b))| (fmt_q(q, m.a.pct.n, a), fmt_q(q, m.b.pct.n, b)))
+            .collect();
+        for (k, s) in m.shift.iter().enumerate() {
+            let first = k == 0;
+            out.push_str(&row(&[
+                if first { md(&m.label) } else { String::new() },
+                if first {
+                    format!("{} / {}", m.a.pct.n, m.b.pct.n)
+                } else {
+                    String::new()
+                },
+                if first {
+                    format!("{} / {}", m.a.failures, m.b.failures)
+                } else {
+                    String::new()
+                },
+                md(s.quantile),
+                values[k].0.clone(),
+                values[k].1.clone(),
+                signed(s.estimate),
+                interval(s),
+                match (first, m.mann_whitney) {
+                    (true, Some(w)) => fmt_p(w.p_value),
+                    (true, None) => "—".into(),
+                    (false, _) => String::new(),
+                },
+            ]));
+        }
+    }
+    out.push('\n');
+
+    out.push_str("## Class mix\n\nShare of each cohort's requests.\n\n");
+    out.push_str(&header(
+        &["class", "A", "A share", "B", "B share", "B − A (points)"],
+        &[1, 2, 3, 4, 5],
+    ));
+    for k in &c.classes {
+        out.push_str(&row(&[
+            code(&k.class),
+            k.a.to_string(),
+            fmt_share(k.a_share),
+            k.b.to_string(),
+            fmt_share(k.b_share),
+            format!("{:+.1}", k.difference_points),
+        ]));
+    }
+    out
 }

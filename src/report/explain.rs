@@ -1,23 +1,32 @@
-//! `tracediag explain` as terminal text or JSON: one request's waterfall, rule evidence and
-//! cohort, or the worst requests of a class. Computes nothing (see `crate::explain`).
+//! `tracediag explain` as terminal text, Markdown or JSON: one request's waterfall, rule
+//! evidence and cohort, or the worst requests of a class. Computes nothing (see
+//! `crate::explain`).
 
-use super::{fmt_num, fmt_pct, table};
+use super::markdown::{self, code, md, row};
+use super::{fit, fmt_num, fmt_pct, render, table, Width};
 use crate::explain::{
     exact, CheckResult, ClassExplanation, Explained, Explanation, Phase, PhaseKind,
     RequestExplanation, RuleEvidence, Timeline, Value,
 };
 use crate::summary::{ClientIds, RulesInfo, Window};
 
-/// Width of the waterfall bar: the request's end-to-end time.
+/// Width of the waterfall bar: the request's end-to-end time (narrower on a narrow terminal).
 pub const BAR_WIDTH: usize = 50;
+/// The narrowest bar a terminal gets.
+const MIN_BAR: usize = 16;
+/// A waterfall line before its bar: `  span   phase  ms  │`.
+const BAR_AT: usize = 2 + 6 + 1 + 26 + 1 + 9 + 3;
+/// Where a phase's note starts when it has a line of its own: under the phase name.
+const NOTE_AT: usize = 2 + 6 + 1;
 const EXACT_GLYPH: char = '█';
 const ESTIMATED_GLYPH: char = '▒';
 
-pub fn terminal(e: &Explanation) -> String {
-    match e {
-        Explanation::Request(r) => request(r),
-        Explanation::Class(c) => class(c),
-    }
+pub fn terminal(e: &Explanation, width: Width) -> String {
+    let text = match e {
+        Explanation::Request(r) => request(r, width),
+        Explanation::Class(c) => class(c, width),
+    };
+    fit(&text, width)
 }
 
 pub fn json(e: &Explanation) -> String {
@@ -71,7 +80,7 @@ fn or_dash(s: &str) -> &str {
     }
 }
 
-fn request(r: &RequestExplanation) -> String {
+fn request(r: &RequestExplanation, width: Width) -> String {
     let mut out = header(
         &format!("explain request `{}`", r.request_id),
         &r.rules,
@@ -93,12 +102,12 @@ fn request(r: &RequestExplanation) -> String {
                 e.occurrence, r.occurrences
             ));
         }
-        explained(&mut out, &r.request_id, e);
+        explained(&mut out, &r.request_id, e, width);
     }
     out
 }
 
-fn explained(out: &mut String, id: &str, e: &Explained) {
+fn explained(out: &mut String, id: &str, e: &Explained, width: Width) {
     let row = match (e.source_line, e.source_row) {
         (Some(l), _) => format!(", line {l}"),
         (None, Some(r)) => format!(", row {r}"),
@@ -165,21 +174,33 @@ fn explained(out: &mut String, id: &str, e: &Explained) {
     }
 
     out.push('\n');
-    waterfall(out, &e.timeline);
+    waterfall(out, &e.timeline, width);
     out.push('\n');
-    rules(out, &e.rules);
+    rules(out, &e.rules, width);
     out.push('\n');
-    cohort(out, e);
+    cohort(out, e, width);
 }
 
-fn waterfall(out: &mut String, t: &Timeline) {
+fn waterfall(out: &mut String, t: &Timeline, width: Width) {
+    // On a terminal the bar takes what the columns leave, and a note that does not fit
+    // beside it goes on the line below.
+    let (bar_width, columns) = match width {
+        Width::Fixed => (BAR_WIDTH, None),
+        Width::Fit(n) => {
+            let n = n as usize;
+            (
+                n.saturating_sub(BAR_AT + 1).clamp(MIN_BAR, BAR_WIDTH),
+                Some(n),
+            )
+        }
+    };
     let scale = match (t.end_to_end_ms, t.scale_ms) {
         (Some(v), _) => format!("{} ms end-to-end (t0→t7)", exact(v)),
         (None, Some(v)) => format!("{} ms, the latest point logged (t7 missing)", exact(v)),
         (None, None) => "nothing placed on the t0 clock".into(),
     };
     out.push_str(&format!(
-        "Timeline — one line per phase; bar: {BAR_WIDTH} chars = {scale}; {EXACT_GLYPH} exact, {ESTIMATED_GLYPH} estimated (built on the t1 offset from the local phases)\n"
+        "Timeline — one line per phase; bar: {bar_width} chars = {scale}; {EXACT_GLYPH} exact, {ESTIMATED_GLYPH} estimated (built on the t1 offset from the local phases)\n"
     ));
     let offset = match t.t1_offset_ms {
         Some(v) if t.t1_offset_estimated => format!(
@@ -195,15 +216,19 @@ fn waterfall(out: &mut String, t: &Timeline) {
             let right = format!("{} ms", exact(v));
             format!(
                 "0{}{right}",
-                " ".repeat(BAR_WIDTH.saturating_sub(1 + right.chars().count()))
+                " ".repeat(bar_width.saturating_sub(1 + right.chars().count()))
             )
         }
-        None => " ".repeat(BAR_WIDTH),
+        None => " ".repeat(bar_width),
     };
-    out.push_str(&format!(
-        "  {:<6} {:<26} {:>9}   {ruler}  computed from\n",
-        "span", "phase", "ms"
-    ));
+    let head = format!("  {:<6} {:<26} {:>9}   {ruler}", "span", "phase", "ms");
+    match columns {
+        // The notes go on their own lines: so does their heading.
+        Some(n) if head.chars().count() + 2 + "computed from".len() > n => {
+            out.push_str(&format!("{head}\n"))
+        }
+        _ => out.push_str(&format!("{head}  computed from\n")),
+    }
     for p in &t.phases {
         let ms = p.duration_ms.map(exact).unwrap_or_else(|| "missing".into());
         let note = match (&p.missing, p.duration_ms) {
@@ -226,27 +251,32 @@ fn waterfall(out: &mut String, t: &Timeline) {
             PhaseKind::Bridge => format!("({})", p.name),
             _ => p.name.clone(),
         };
-        out.push_str(&format!(
-            "  {:<6} {:<26} {:>9}  │{}│ {note}\n",
+        let row = format!(
+            "  {:<6} {:<26} {:>9}  │{}│",
             p.span,
             name,
             ms,
-            bar(p, t.scale_ms)
-        ));
+            bar(p, t.scale_ms, bar_width)
+        );
+        match columns {
+            Some(n) if row.chars().count() + 1 + note.chars().count() > n => {
+                out.push_str(&format!("{row}\n{}{note}\n", " ".repeat(NOTE_AT)))
+            }
+            _ => out.push_str(&format!("{row} {note}\n")),
+        }
     }
 }
 
 /// The phase's bar, positioned on the t0 clock; blank when it cannot be placed.
-fn bar(p: &Phase, scale: Option<f64>) -> String {
-    let mut cells = vec![' '; BAR_WIDTH];
+fn bar(p: &Phase, scale: Option<f64>, width: usize) -> String {
+    let mut cells = vec![' '; width];
     if let (Some(s), Some(e), Some(d), Some(total)) = (p.start_ms, p.end_ms, p.duration_ms, scale) {
         if d >= 0.0 && total > 0.0 {
-            let col =
-                |x: f64| ((x / total * BAR_WIDTH as f64).round().max(0.0) as usize).min(BAR_WIDTH);
+            let col = |x: f64| ((x / total * width as f64).round().max(0.0) as usize).min(width);
             let (mut a, mut b) = (col(s), col(e));
             if b <= a && d > 0.0 {
                 // Too short for a cell of its own: one cell, so it is not lost.
-                a = a.min(BAR_WIDTH - 1);
+                a = a.min(width - 1);
                 b = a + 1;
             }
             let glyph = if p.estimated {
@@ -262,7 +292,7 @@ fn bar(p: &Phase, scale: Option<f64>) -> String {
     cells.into_iter().collect()
 }
 
-fn rules(out: &mut String, rules: &[RuleEvidence]) {
+fn rules(out: &mut String, rules: &[RuleEvidence], width: Width) {
     out.push_str("Rules — in table order: the first match gives the class, every match is a tag\n");
     for r in rules {
         let verdict = match (r.matched, r.gives_class) {
@@ -296,18 +326,31 @@ fn rules(out: &mut String, rules: &[RuleEvidence]) {
             "       thresholds  {}\n",
             or_dash(&thresholds.join(" · "))
         ));
-        let width = r
+        let lines: Vec<(String, String)> = r
             .checks
             .iter()
-            .map(|c| c.expr.chars().count())
+            .map(|c| (c.expr.clone(), check(c)))
+            .collect();
+        let mut pad = lines
+            .iter()
+            .map(|(e, _)| e.chars().count())
             .max()
             .unwrap_or(0);
-        for (k, c) in r.checks.iter().enumerate() {
+        // On a terminal too narrow for the aligned column, each check reads on as prose.
+        if let Width::Fit(n) = width {
+            if lines
+                .iter()
+                .any(|(_, c)| 7 + 11 + 1 + pad + 2 + c.chars().count() > n as usize)
+            {
+                pad = 0;
+            }
+        }
+        for (k, (expr, result)) in lines.iter().enumerate() {
             out.push_str(&format!(
-                "       {:<11} {:<width$}  {}\n",
+                "       {:<11} {:<pad$}  {}\n",
                 if k == 0 { "checks" } else { "" },
-                c.expr,
-                check(c)
+                expr,
+                result
             ));
         }
     }
@@ -328,7 +371,7 @@ fn check(c: &CheckResult) -> String {
     )
 }
 
-fn cohort(out: &mut String, e: &Explained) {
+fn cohort(out: &mut String, e: &Explained, width: Width) {
     let c = &e.cohort;
     let name = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not logged)".into());
     out.push_str(&format!(
@@ -360,10 +403,10 @@ fn cohort(out: &mut String, e: &Explained) {
                 .unwrap_or_else(|| "—".into()),
         ]);
     }
-    out.push_str(&format!("{t}\n"));
+    out.push_str(&format!("{}\n", render(t, width)));
 }
 
-fn class(c: &ClassExplanation) -> String {
+fn class(c: &ClassExplanation, width: Width) -> String {
     let mut out = header(
         &format!("explain class `{}`", c.class),
         &c.rules,
@@ -427,6 +470,344 @@ fn class(c: &ClassExplanation) -> String {
             fmt_num(w.end_to_end_ms),
         ]);
     }
-    out.push_str(&format!("{t}\n"));
+    out.push_str(&format!("{}\n", render(t, width)));
+    out
+}
+
+/// The explanation as Markdown, to paste into a postmortem: the same sections and figures
+/// as the terminal text, as headings and tables (the timeline as a table of phases).
+pub fn markdown(e: &Explanation) -> String {
+    match e {
+        Explanation::Request(r) => request_md(r),
+        Explanation::Class(c) => class_md(c),
+    }
+}
+
+fn header_md(
+    rules: &RulesInfo,
+    inputs: &[String],
+    window: &Option<Window>,
+    client_ids: &Option<ClientIds>,
+) -> String {
+    let mut out = format!(
+        "{} — rules: {} ({}). All times are UTC.\n\n- input: {}\n",
+        md(&crate::summary::tool()),
+        code(&rules.name),
+        code(&rules.source),
+        inputs
+            .iter()
+            .map(|i| code(i))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(ids) = client_ids {
+        out.push_str(&format!("- client ids: {}\n", md(&ids.describe())));
+    }
+    if let Some(w) = window {
+        out.push_str(&format!(
+            "- window: {} → {} (requests received in it)\n",
+            md(w.since.as_deref().unwrap_or("start")),
+            md(w.until.as_deref().unwrap_or("end"))
+        ));
+    }
+    // Bad rows are diagnostics: on stderr, as for every format.
+    out
+}
+
+fn request_md(r: &RequestExplanation) -> String {
+    let mut out = format!("# Request {}\n\n", code(&r.request_id));
+    out.push_str(&header_md(&r.rules, &r.inputs, &r.window, &r.client_ids));
+    if r.occurrences > 1 {
+        out.push_str(&format!(
+            "\nRequest {} appears {} times (a duplicate id): each row is explained below, in input order.\n",
+            code(&r.request_id),
+            r.occurrences
+        ));
+    }
+    for e in &r.requests {
+        out.push('\n');
+        if r.occurrences > 1 {
+            out.push_str(&format!("## {} of {}\n\n", e.occurrence, r.occurrences));
+        }
+        explained_md(&mut out, e, if r.occurrences > 1 { "###" } else { "##" });
+    }
+    out
+}
+
+fn explained_md(out: &mut String, e: &Explained, h: &str) {
+    let row_at = match (e.source_line, e.source_row) {
+        (Some(l), _) => format!(", line {l}"),
+        (None, Some(r)) => format!(", row {r}"),
+        (None, None) => String::new(),
+    };
+    out.push_str(&format!(
+        "- from: {}{row_at}, received {}\n",
+        code(&e.source_file),
+        md(e.timestamp.as_deref().unwrap_or("(no timestamp)"))
+    ));
+    let present: Vec<String> = e
+        .labels
+        .iter()
+        .filter(|l| l.value != Value::Missing)
+        .map(|l| format!("{} {}", md(&l.name), md(&value(&l.value))))
+        .collect();
+    let absent: Vec<String> = e
+        .labels
+        .iter()
+        .filter(|l| l.value == Value::Missing)
+        .map(|l| md(&l.name))
+        .collect();
+    out.push_str(&format!("- labels: {}\n", or_dash(&present.join(" · "))));
+    if !absent.is_empty() {
+        out.push_str(&format!("- not logged: {}\n", absent.join(", ")));
+    }
+    out.push_str(&format!(
+        "- quality: {}\n",
+        if e.data_quality.is_empty() {
+            "no data-quality flags".to_string()
+        } else {
+            format!(
+                "flagged: {}",
+                e.data_quality
+                    .iter()
+                    .map(|q| code(q))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    ));
+
+    out.push_str(&format!(
+        "\n{h} Class {}{}\n\n",
+        code(&e.class),
+        e.class_rule
+            .as_ref()
+            .map(|c| format!(" (rule {})", c.order))
+            .unwrap_or_else(|| " (no rule matched)".into()),
+    ));
+    out.push_str(&format!(
+        "- tags: {}\n",
+        e.tags
+            .iter()
+            .map(|t| code(t))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    match &e.class_rule {
+        Some(c) => {
+            out.push_str(&format!("- layer: {}\n", md(&c.layer)));
+            out.push_str(&format!("- next check: {}\n", md(&c.next_check)));
+            out.push_str(&format!(
+                "- looked at: {} = {}{}\n",
+                code(&c.look_at),
+                md(&value(&c.look_at_value)),
+                if c.look_at_estimated {
+                    " (estimated)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        None => out.push_str("- layer: —\n- next check: —\n"),
+    }
+
+    let t = &e.timeline;
+    out.push_str(&format!("\n{h} Timeline\n\n"));
+    let scale = match (t.end_to_end_ms, t.scale_ms) {
+        (Some(v), _) => format!("{} ms end-to-end (t0→t7)", exact(v)),
+        (None, Some(v)) => format!("{} ms, the latest point logged (t7 missing)", exact(v)),
+        (None, None) => "nothing placed on the t0 clock".into(),
+    };
+    let offset = match t.t1_offset_ms {
+        Some(v) if t.t1_offset_estimated => format!(
+            "{} ms, estimated: no upstream_start_ms, so the sum of the local phases",
+            exact(v)
+        ),
+        Some(v) => format!("{} ms, exact (upstream_start_ms)", exact(v)),
+        None => "unknown: no upstream_start_ms and the local phases are not all logged".into(),
+    };
+    out.push_str(&format!(
+        "{}. t1 offset (t0→t1): {}.\n\n",
+        md(&scale),
+        md(&offset)
+    ));
+    out.push_str(&markdown::header(
+        &[
+            "span",
+            "phase",
+            "ms",
+            "from (ms)",
+            "to (ms)",
+            "computed from",
+        ],
+        &[2, 3, 4],
+    ));
+    for p in &t.phases {
+        let name = match p.kind {
+            PhaseKind::Bridge => format!("({})", p.name),
+            _ => p.name.clone(),
+        };
+        let note = match &p.missing {
+            Some(why) => why.clone(),
+            None => {
+                let mut n = p.from.clone();
+                if p.estimated {
+                    n.push_str(" · estimated");
+                }
+                if p.start_ms.is_none() {
+                    n.push_str(" · not placed on the t0 clock");
+                }
+                if p.duration_ms.is_some_and(|d| d < 0.0) {
+                    n.push_str(" · negative: points out of order");
+                }
+                n
+            }
+        };
+        let ms = |x: Option<f64>| x.map(exact).unwrap_or_else(|| "—".into());
+        out.push_str(&row(&[
+            md(&p.span),
+            md(&name),
+            p.duration_ms.map(exact).unwrap_or_else(|| "missing".into()),
+            ms(p.start_ms),
+            ms(p.end_ms),
+            md(&note),
+        ]));
+    }
+
+    out.push_str(&format!(
+        "\n{h} Rules\n\nIn table order: the first match gives the class, every match is a tag.\n\n"
+    ));
+    out.push_str(&markdown::header(
+        &["#", "class", "verdict", "values", "thresholds", "checks"],
+        &[0],
+    ));
+    for r in &e.rules {
+        let verdict = match (r.matched, r.gives_class) {
+            (true, true) => "**MATCH** — gives the class",
+            (true, false) => "match — a tag",
+            _ => "no match",
+        };
+        let values: Vec<String> = r
+            .values
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} = {}{}",
+                    md(&v.name),
+                    md(&value(&v.value)),
+                    if v.estimated { " (estimated)" } else { "" }
+                )
+            })
+            .collect();
+        let thresholds: Vec<String> = r
+            .thresholds
+            .iter()
+            .map(|t| md(&format!("{} = {} {}", t.name, exact(t.value), t.unit)))
+            .collect();
+        let checks: Vec<String> = r
+            .checks
+            .iter()
+            .map(|c| format!("{}: {}", code(&c.expr), md(&check(c))))
+            .collect();
+        out.push_str(&row(&[
+            r.order.to_string(),
+            code(&r.class),
+            verdict.to_string(),
+            or_dash(&values.join(" · ")).to_string(),
+            or_dash(&thresholds.join(" · ")).to_string(),
+            or_dash(&checks.join("<br>")).to_string(),
+        ]));
+    }
+
+    let c = &e.cohort;
+    let name = |v: &Option<String>| md(v.as_deref().unwrap_or("(not logged)"));
+    out.push_str(&format!(
+        "\n{h} Cohort\n\nSame model and channel (model {}, channel {}): {} requests, this one included; percentiles type 7. Percentile rule: {}. Rank: share of the cohort's values at or below this request's value.\n\n",
+        name(&c.model),
+        name(&c.channel),
+        c.requests,
+        md(c.percentile_rule)
+    ));
+    out.push_str(&markdown::header(
+        &["metric", "this request", "n", "p50", "p95", "p99", "rank"],
+        &[1, 2, 3, 4, 5, 6],
+    ));
+    for m in &c.metrics {
+        let [p50, p95, p99] = fmt_pct(&m.cohort);
+        out.push_str(&row(&[
+            md(&m.label),
+            match m.value {
+                Some(v) if m.estimated => format!("{} (est.)", fmt_num(Some(v))),
+                v => fmt_num(v),
+            },
+            m.cohort.n.to_string(),
+            p50,
+            p95,
+            p99,
+            m.rank_pct
+                .map(|r| format!("{r:.1}%"))
+                .unwrap_or_else(|| "—".into()),
+        ]));
+    }
+}
+
+fn class_md(c: &ClassExplanation) -> String {
+    let mut out = format!("# Class {}\n\n", code(&c.class));
+    out.push_str(&header_md(&c.rules, &c.inputs, &c.window, &c.client_ids));
+    out.push('\n');
+    match (c.order, &c.when) {
+        (Some(order), Some(when)) => out.push_str(&format!(
+            "- rule {order}: {}\n",
+            code(&when.split_whitespace().collect::<Vec<_>>().join(" "))
+        )),
+        _ => out.push_str("- the default class: no rule matched\n"),
+    }
+    out.push_str(&format!("- layer: {}\n", md(or_dash(&c.layer))));
+    out.push_str(&format!("- next check: {}\n", md(or_dash(&c.next_check))));
+    out.push_str(&format!(
+        "\n## The worst requests\n\n{} of {} requests have this class; the {} worst by {} ({} first; ties by request id).\n\n",
+        c.requests_in_class,
+        c.requests,
+        c.worst.len(),
+        code(&c.look_at),
+        md(c.worst_is)
+    ));
+    let look_at = md(&c.look_at);
+    out.push_str(&markdown::header(
+        &[
+            "#",
+            "request id",
+            "received (UTC)",
+            "model",
+            "channel",
+            "outcome",
+            look_at.as_str(),
+            "e2e ms",
+        ],
+        &[0, 6, 7],
+    ));
+    let dash = |v: &Option<String>| md(v.as_deref().unwrap_or("—"));
+    for w in &c.worst {
+        out.push_str(&row(&[
+            w.rank.to_string(),
+            match &w.request_id {
+                Some(id) => code(id),
+                None => md(&match (w.source_line, w.source_row) {
+                    (Some(l), _) => format!("{}:line {l}", w.source_file),
+                    (None, Some(r)) => format!("{}:row {r}", w.source_file),
+                    (None, None) => w.source_file.clone(),
+                }),
+            },
+            dash(&w.timestamp),
+            dash(&w.model),
+            dash(&w.channel),
+            dash(&w.outcome),
+            match w.look_at_value {
+                Some(v) if w.look_at_estimated => format!("{} (est.)", fmt_num(Some(v))),
+                v => fmt_num(v),
+            },
+            fmt_num(w.end_to_end_ms),
+        ]));
+    }
     out
 }

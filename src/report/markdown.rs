@@ -64,18 +64,18 @@ pub fn md(s: &str) -> String {
 }
 
 /// An identifier (class, check, parameter, file) as inline code.
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     if s.contains('`') || s.contains('\n') {
         return md(s);
     }
     format!("`{}`", s.replace('|', "\\|"))
 }
 
-fn row(cells: &[String]) -> String {
+pub(super) fn row(cells: &[String]) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
 
-fn header(cells: &[&str], right: &[usize]) -> String {
+pub(super) fn header(cells: &[&str], right: &[usize]) -> String {
     let mut out = row(&cells.iter().map(|c| c.to_string()).collect::<Vec<_>>());
     let rule: Vec<String> = (0..cells.len())
         .map(|i| {

@@ -2,7 +2,7 @@
 //! table over all windows, each deployment's windows with the latency-formula fit, and the
 //! metrics the service reported as failed.
 
-use super::{fmt_num, fmt_share, table};
+use super::{fit, fmt_num, fmt_share, render, table, Width};
 use crate::monitor::Summary;
 use crate::source::azure::interval_ms;
 
@@ -55,7 +55,7 @@ fn minute(iso: &str) -> String {
         .unwrap_or_else(|| iso.to_string())
 }
 
-pub fn terminal(s: &Summary) -> String {
+pub fn terminal(s: &Summary, width: Width) -> String {
     let mut out = String::new();
     let mut line = |l: String| {
         out.push_str(&l);
@@ -106,7 +106,7 @@ pub fn terminal(s: &Summary) -> String {
             c.next_check.clone(),
         ]);
     }
-    line(t.to_string());
+    line(render(t, width));
     line(String::new());
 
     line("Episodes — consecutive windows with one class (UTC), the figure to look at and its baseline (medians over the run)".into());
@@ -135,7 +135,7 @@ pub fn terminal(s: &Summary) -> String {
             fmt_num(e.baseline),
         ]);
     }
-    line(t.to_string());
+    line(render(t, width));
     line(String::new());
 
     line(format!(
@@ -182,7 +182,7 @@ pub fn terminal(s: &Summary) -> String {
                 .unwrap_or_else(|| "—".into()),
         ]);
     }
-    line(t.to_string());
+    line(render(t, width));
     if !s.metric_errors.is_empty() {
         line(String::new());
         line("Metrics the service reported as failed (HTTP 200 with an errorCode)".into());
@@ -195,9 +195,9 @@ pub fn terminal(s: &Summary) -> String {
                 e.message.clone(),
             ]);
         }
-        line(t.to_string());
+        line(render(t, width));
     }
-    out
+    fit(&out, width)
 }
 
 pub fn json(s: &Summary) -> String {

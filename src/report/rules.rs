@@ -1,7 +1,7 @@
 //! Text for `tracediag rules` (the ordered table, its parameters and metrics) and
 //! `tracediag fields` (the field catalogue), as a person reads them in a terminal.
 
-use super::table;
+use super::{fit, render, table, Width};
 
 use crate::catalogue::{Catalogue, BASELINE_SUFFIX, FIELDS};
 use crate::ruleset::RuleSet;
@@ -11,7 +11,7 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-pub fn render_rules(rules: &RuleSet) -> String {
+pub fn render_rules(rules: &RuleSet, width: Width) -> String {
     let mut out = format!(
         "rule table `{}` ({})\n{}\n\n",
         rules.name, rules.source, rules.description
@@ -38,7 +38,7 @@ pub fn render_rules(rules: &RuleSet) -> String {
         String::new(),
         String::new(),
     ]);
-    out.push_str(&t.to_string());
+    out.push_str(&render(t, width));
     out.push_str("\n\nParameters (override with --set name=value)\n");
     let mut t = table(&["name", "value", "unit", "meaning"], []);
     for p in &rules.params {
@@ -49,7 +49,7 @@ pub fn render_rules(rules: &RuleSet) -> String {
             p.doc.clone(),
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&render(t, width));
     out.push_str("\n\nMetrics (in evaluation order)\n");
     let mut t = table(&["name", "definition", "type", "meaning"], []);
     for m in &rules.metrics {
@@ -60,9 +60,9 @@ pub fn render_rules(rules: &RuleSet) -> String {
             one_line(&m.doc),
         ]);
     }
-    out.push_str(&t.to_string());
+    out.push_str(&render(t, width));
     out.push('\n');
-    out
+    fit(&out, width)
 }
 
 pub fn rules_json(rules: &RuleSet) -> String {
@@ -83,43 +83,77 @@ pub fn rules_json(rules: &RuleSet) -> String {
     s
 }
 
+/// The catalogue's header and rows, as `fields` shows them.
+fn field_rows(catalogue: Catalogue) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    if catalogue == Catalogue::Azure {
+        let rows = catalogue
+            .fields()
+            .iter()
+            .map(|f| {
+                let name = if f.baseline {
+                    format!("`{0}` (and `{0}{BASELINE_SUFFIX}`)", f.name)
+                } else {
+                    format!("`{}`", f.name)
+                };
+                vec![name, f.kind.describe(), f.doc.to_string()]
+            })
+            .collect();
+        return (vec!["field", "kind", "meaning"], rows);
+    }
+    let rows = FIELDS
+        .iter()
+        .map(|f| {
+            let mut aliases: Vec<String> = f.aliases.iter().map(|a| format!("`{a}`")).collect();
+            if f.kind.is_timing() {
+                aliases.push(format!(
+                    "`timing.{0}`, `other.timing.{0}`, nested `other.timing`",
+                    f.name
+                ));
+            }
+            vec![
+                format!("`{}`", f.name),
+                f.kind.describe(),
+                if aliases.is_empty() {
+                    "—".to_string()
+                } else {
+                    aliases.join(", ")
+                },
+                f.doc.to_string(),
+            ]
+        })
+        .collect();
+    (
+        vec!["field", "kind and origin", "also accepted as", "meaning"],
+        rows,
+    )
+}
+
 /// The catalogue as a Markdown table (the README's input schema is this output).
 pub fn render_fields(catalogue: Catalogue) -> String {
-    if catalogue == Catalogue::Azure {
-        let mut out = String::from("| field | kind | meaning |\n|---|---|---|\n");
-        for f in catalogue.fields() {
-            let name = if f.baseline {
-                format!("`{0}` (and `{0}{BASELINE_SUFFIX}`)", f.name)
-            } else {
-                format!("`{}`", f.name)
-            };
-            out.push_str(&format!("| {name} | {} | {} |\n", f.kind.describe(), f.doc));
-        }
-        return out;
-    }
-    let mut out = String::from(
-        "| field | kind and origin | also accepted as | meaning |\n|---|---|---|---|\n",
+    let (header, rows) = field_rows(catalogue);
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        header.join(" | "),
+        "---|".repeat(header.len())
     );
-    for f in FIELDS {
-        let mut aliases: Vec<String> = f.aliases.iter().map(|a| format!("`{a}`")).collect();
-        if f.kind.is_timing() {
-            aliases.push(format!(
-                "`timing.{0}`, `other.timing.{0}`, nested `other.timing`",
-                f.name
-            ));
-        }
-        let kind = f.kind.describe();
-        out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            f.name,
-            kind,
-            if aliases.is_empty() {
-                "—".to_string()
-            } else {
-                aliases.join(", ")
-            },
-            f.doc
-        ));
+    for r in rows {
+        out.push_str(&format!("| {} |\n", r.join(" | ")));
     }
     out
+}
+
+/// `fields` on a terminal: the Markdown table, or at a terminal's width the same cells as
+/// a table that fits it.
+pub fn fields_terminal(catalogue: Catalogue, width: Width) -> String {
+    if width == Width::Fixed {
+        return render_fields(catalogue);
+    }
+    let (header, rows) = field_rows(catalogue);
+    let mut t = table(&header, []);
+    for r in rows {
+        t.add_row(r);
+    }
+    let mut out = render(t, width);
+    out.push('\n');
+    fit(&out, width)
 }

@@ -1,13 +1,14 @@
 //! The terminal report: what was read, the class table with where to look next, the
-//! named-metric percentiles and the data-quality findings, as comfy-table tables. The
-//! width is fixed so the output does not depend on the terminal it runs in.
+//! named-metric percentiles and the data-quality findings, as comfy-table tables, laid out
+//! for the given width (`Width::Fixed` for files and pipes).
 
 use comfy_table::{CellAlignment, Table};
 
-use super::{fmt_pct, fmt_share, table, Renderer};
+use super::{fit, fmt_pct, fmt_share, render, table, Renderer, Width};
 use crate::summary::{MetricRow, Summary};
 
-pub struct Terminal;
+/// The terminal report at a width.
+pub struct Terminal(pub Width);
 
 fn metrics_table(rows: &[MetricRow]) -> Table {
     let mut t = table(
@@ -126,7 +127,7 @@ impl Renderer for Terminal {
                 p99,
             ]);
         }
-        line(t.to_string());
+        line(render(t, self.0));
         let found: Vec<_> = s
             .classes
             .iter()
@@ -144,11 +145,11 @@ impl Renderer for Terminal {
                     c.next_check.clone(),
                 ]);
             }
-            line(t.to_string());
+            line(render(t, self.0));
         }
         line(String::new());
         line("Named metrics — failures included; null where a request has no such point".into());
-        line(metrics_table(&s.metrics).to_string());
+        line(render(metrics_table(&s.metrics), self.0));
         line(String::new());
         line("Data quality — flagged rows are kept and classified as they are".into());
         let mut t = table(&["check", "rows", "examples", "what it means"], 1..2);
@@ -160,7 +161,7 @@ impl Renderer for Terminal {
                 q.doc.clone(),
             ]);
         }
-        line(t.to_string());
+        line(render(t, self.0));
         if let Some(g) = &s.groups {
             line(String::new());
             line(format!("By {}", g.by.join(", ")));
@@ -196,8 +197,8 @@ impl Renderer for Terminal {
                 cells.extend(fmt_pct(e2e));
                 t.add_row(cells);
             }
-            line(t.to_string());
+            line(render(t, self.0));
         }
-        out
+        fit(&out, self.0)
     }
 }

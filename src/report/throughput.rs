@@ -1,7 +1,7 @@
 //! The `throughput` report: per deployment or group, min / mean / p95 / max of input and
 //! output tokens per minute and requests per minute.
 
-use super::{fmt_num, fmt_q, table};
+use super::{fit, fmt_num, fmt_q, render, table, Width};
 use crate::throughput::{Stat, Throughput};
 
 fn cells(s: &Stat) -> [String; 4] {
@@ -13,7 +13,7 @@ fn cells(s: &Stat) -> [String; 4] {
     ]
 }
 
-pub fn terminal(t: &Throughput) -> String {
+pub fn terminal(t: &Throughput, width: Width) -> String {
     let mut out = format!(
         "{} — throughput from {}, per minute, {} → {}\npercentile rule: {}\n\n",
         t.tool,
@@ -55,9 +55,9 @@ pub fn terminal(t: &Throughput) -> String {
             table.add_row(row);
         }
     }
-    out.push_str(&table.to_string());
+    out.push_str(&render(table, width));
     out.push('\n');
-    out
+    fit(&out, width)
 }
 
 pub fn json(t: &Throughput) -> String {

@@ -61,11 +61,23 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tracediag"))
 }
 
-/// Run the binary from the project root (so fixture paths in output are relative).
+/// Run the binary from the project root (so fixture paths in output are relative), with
+/// the fixed layout of a pipe whatever `COLUMNS` the test runner has.
 pub fn cli(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .current_dir(root())
+        .env_remove("COLUMNS")
+        .output()
+        .expect("the tracediag binary runs")
+}
+
+/// Run the binary as on a terminal `columns` wide (`COLUMNS` set).
+pub fn cli_at(columns: u16, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .env("COLUMNS", columns.to_string())
         .output()
         .expect("the tracediag binary runs")
 }

@@ -305,7 +305,7 @@ fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
 }
 
 /// `when(c1).then(v1).when(c2).then(v2)…otherwise(default)`.
-fn chain(branches: impl Iterator<Item = (Expr, Expr)>, default: Expr) -> Expr {
+pub(crate) fn chain(branches: impl Iterator<Item = (Expr, Expr)>, default: Expr) -> Expr {
     let mut branches = branches.peekable();
     let Some((c0, v0)) = branches.next() else {
         return default;

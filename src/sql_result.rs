@@ -59,6 +59,17 @@ fn flag(e: Expr) -> Expr {
         .otherwise(lit(NULL).cast(DataType::Boolean))
 }
 
+/// A cell with no value: null, or blank text (a CSV export's empty field, as Trino's CLI
+/// writes NULL).
+fn missing(e: Expr) -> Expr {
+    e.clone().is_null().or(e
+        .cast(DataType::String)
+        .str()
+        .strip_chars(lit(NULL))
+        .eq(lit(""))
+        .fill_null(lit(false)))
+}
+
 /// Whether the `classes` list holds `name`.
 fn has_tag(tags: &Expr, name: &str) -> Expr {
     tags.clone()
@@ -134,7 +145,7 @@ pub fn check(
             Holds::Metric => raw.clone().cast(DataType::Float64),
             Holds::Class | Holds::Classes => continue,
         };
-        values.push((name, holds, raw.is_null().or(read.is_not_null())));
+        values.push((name, holds, missing(raw).or(read.is_not_null())));
     }
 
     let mut checks = vec![

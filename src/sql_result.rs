@@ -283,3 +283,97 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame) -> LazyFrame {
         .collect();
     lf.with_columns(cols).drop(by_name(dropped, true, false))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two rows of a result for the gateway table, both `normal`, with `change` applied
+    /// to the second row's carried columns (name → text; every other value as written).
+    fn check_second(change: &[(&str, &str)]) -> Option<String> {
+        let rules = RuleSet::gateway().unwrap();
+        let mut cols: Vec<Column> = vec![
+            Column::new(SOURCE_COL.into(), ["r.csv", "r.csv"]),
+            Column::new(ROW_COL.into(), [1i64, 2]),
+        ];
+        for (name, holds) in columns(&rules) {
+            let name_in = format!("{CARRIED_PREFIX}{name}");
+            let written = match holds {
+                Holds::Metric => "1.5",
+                Holds::Estimated => "false",
+                Holds::Class | Holds::Classes => "normal",
+            };
+            let second = change
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(written, |(_, v)| *v);
+            cols.push(Column::new(name_in.into(), [written, second]));
+        }
+        let lf = DataFrame::new_infer_height(cols).unwrap().lazy();
+        check(&rules, &lf, &Locations::default())
+            .unwrap()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_result_as_the_query_writes_it_passes() {
+        assert_eq!(check_second(&[]), None);
+        // Blank is missing (CSV), not a bad number or flag.
+        assert_eq!(
+            check_second(&[("prefill_ms", " "), ("prefill_ms_estimated", "")]),
+            None
+        );
+        let matched = [
+            ("class", "upstream_headers_slow"),
+            ("classes", "upstream_headers_slow;prefill_slow"),
+        ];
+        assert_eq!(check_second(&matched), None);
+    }
+
+    #[test]
+    fn a_class_that_is_not_the_first_of_its_tags_in_table_order_is_an_error() {
+        let e = check_second(&[("class", "auth_slow")]).unwrap();
+        assert!(
+            e.starts_with("r.csv: row 2: class `auth_slow` with classes `normal`, where rule table `gateway` (rules/gateway.toml) gives class `normal`"),
+            "{e}"
+        );
+        let e = check_second(&[
+            ("class", "prefill_slow"),
+            ("classes", "prefill_slow;upstream_headers_slow"),
+        ])
+        .unwrap();
+        assert!(e.contains("gives class `upstream_headers_slow`"), "{e}");
+        let e = check_second(&[("classes", "normal;prefill_slow")]).unwrap();
+        assert!(e.contains("with classes `normal;prefill_slow`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_and_repeated_tags_are_errors() {
+        let e = check_second(&[("classes", "prefill_slow;slow")]).unwrap();
+        assert!(
+            e.starts_with("r.csv: row 2, column `classes`: `slow` (in `prefill_slow;slow`) is not a class of rule table `gateway`"),
+            "{e}"
+        );
+        let e = check_second(&[("classes", "normal;normal")]).unwrap();
+        assert!(
+            e.starts_with(
+                "r.csv: row 2, column `classes`: `normal;normal` names a class twice or is empty"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_metric_or_flag_not_of_its_type_is_an_error() {
+        assert_eq!(
+            check_second(&[("prefill_ms", "fast")]).as_deref(),
+            Some("r.csv: row 2, column `prefill_ms`: expected a number, found `fast`")
+        );
+        assert_eq!(
+            check_second(&[("prefill_ms_estimated", "yes")]).as_deref(),
+            Some(
+                "r.csv: row 2, column `prefill_ms_estimated`: expected true or false, found `yes`"
+            )
+        );
+    }
+}

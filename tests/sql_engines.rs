@@ -499,5 +499,17 @@ fn duckdb_result_reads_back_with_from_sql_result() {
     assert_eq!(
         stderr,
         format!("tracediag: error: {missing}: not a result of the emitted SQL for this rule table (--from-sql-result): missing the columns `prefill_ms`, `classes` (`tracediag rules --emit sql` with the same --rules and --set writes them)\n")
+    ); // A JSON log cannot carry the query's columns (it is read with the fields' schema).
+    let (code, stderr) = run_failing(&[
+        "explain",
+        "fixtures/traces/traces.jsonl",
+        "--from-sql-result",
+        "--request-id",
+        "x",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        "tracediag: error: fixtures/traces/traces.jsonl: --from-sql-result reads Parquet or CSV (what an engine writes from the emitted query); this file reads as JSON lines\n"
     );
 }

@@ -39,6 +39,9 @@ pub struct Options {
     /// Client identifiers: salted hashes or kept. `None` (the default): hashed with a
     /// random salt drawn when the run starts.
     pub ids: Option<IdPolicy>,
+    /// The inputs are what `rules --emit sql` wrote on an engine: class, classes and the
+    /// metrics are read from them (`sql_result`), not computed.
+    pub from_sql_result: bool,
 }
 
 /// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
@@ -677,7 +680,11 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             .iter()
             .map(|i| InputSummary {
                 path: i.path.display().to_string(),
-                format: i.format.to_string(),
+                format: if opts.from_sql_result {
+                    format!("{}, a result of rules --emit sql", i.format)
+                } else {
+                    i.format.to_string()
+                },
                 fields: i
                     .mapping
                     .found()

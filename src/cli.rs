@@ -213,6 +213,26 @@ struct ReadArgs {
     ids: IdArgs,
 }
 
+/// Reading back a query's result, on the commands that classify (`throughput` reads only
+/// the canonical columns, which a result holds as well).
+#[derive(Debug, Args, Clone, Default)]
+struct SqlResultArgs {
+    /// The inputs are what `rules --emit sql` wrote on an engine (Parquet or CSV): take
+    /// each request's metrics, class and classes from them instead of computing them,
+    /// after checking they are those of the rule table (exit 2 otherwise).
+    #[arg(long)]
+    from_sql_result: bool,
+}
+
+impl SqlResultArgs {
+    fn options(&self, opts: Options) -> Options {
+        Options {
+            from_sql_result: self.from_sql_result,
+            ..opts
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, ValueEnum)]
 enum OnBadRow {
     Error,
@@ -237,6 +257,7 @@ impl ReadArgs {
                 OnBadRow::Keep => BadRowPolicy::Keep,
             },
             ids: Some(self.ids.policy()?),
+            from_sql_result: false,
         })
     }
 }
@@ -350,6 +371,8 @@ struct AnalyzeArgs {
     format: Format,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    sql: SqlResultArgs,
     /// Azure Monitor exports: take each deployment's baseline from this export (the median
     /// of its windows) instead of the deployment's own earlier windows. Files or globs;
     /// repeatable.
@@ -400,6 +423,8 @@ struct CompareArgs {
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
+    sql: SqlResultArgs,
+    #[command(flatten)]
     rule_args: RuleArgs,
 }
 
@@ -426,6 +451,8 @@ struct ExplainArgs {
     rule_args: RuleArgs,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    sql: SqlResultArgs,
 }
 
 #[derive(Debug, Args)]
@@ -446,6 +473,8 @@ struct ReportArgs {
     period: Option<String>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    sql: SqlResultArgs,
     #[command(flatten)]
     rule_args: RuleArgs,
 }
@@ -612,7 +641,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-    let opts = a.read.options(inputs, by)?;
+    let opts = a.sql.options(a.read.options(inputs, by)?);
     let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
@@ -665,6 +694,11 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
 }
 
 fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
+    if a.sql.from_sql_result {
+        return Err(Error::Usage(
+            "--from-sql-result reads what `rules --emit sql` wrote over gateway request logs; these are Azure Monitor metric exports".into(),
+        ));
+    }
     if !a.by.is_empty() {
         return Err(Error::Usage(
             "--by applies to gateway request logs; an Azure Monitor summary is per deployment already".into(),
@@ -777,7 +811,7 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
         }
     }
     let rules = load_rules(&a.rule_args)?;
-    let read = a.read.options(vec![], vec![])?;
+    let read = a.sql.options(a.read.options(vec![], vec![])?);
     let all: Vec<PathBuf> = paths.iter().map(|p| (*p).clone()).collect();
     let progress = Progress::start("comparing", &all);
     let c = compare::run(
@@ -816,7 +850,9 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
         _ => unreachable!("clap requires exactly one of --request-id and --class"),
     };
     let rules = load_rules(&a.rule_args)?;
-    let opts = a.read.options(source::expand(&a.inputs)?, vec![])?;
+    let opts = a
+        .sql
+        .options(a.read.options(source::expand(&a.inputs)?, vec![])?);
     let progress = Progress::start("reading", &opts.inputs);
     let e = explain::run(&rules, &opts, &target)?;
     drop(progress);
@@ -909,7 +945,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
         "day" => Period::Day,
         _ => Period::Hour,
     });
-    let opts = a.read.options(inputs, vec![])?;
+    let opts = a.sql.options(a.read.options(inputs, vec![])?);
     let progress = Progress::start("reporting on", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?.collected()?;
     let data = weekly::build(&rules, &analysis.frame, period)?;

@@ -22,6 +22,7 @@ pub mod quality;
 pub mod report;
 pub mod ruleset;
 pub mod source;
+pub mod sql_result;
 pub mod stats;
 pub mod summary;
 pub mod throughput;

@@ -1,5 +1,6 @@
 //! The lazy plan of a gateway-log run, built once: sources → canonical columns → client-id
-//! hashing → metrics → class and tags → data-quality flags → the incident window → the
+//! hashing → metrics → class and tags (or, for a result of the emitted SQL, those read
+//! from it: `sql_result`) → data-quality flags → the incident window → the
 //! bad-row policy. Commands ask it only for what they show (aggregates, a filter, a sink);
 //! nothing here collects the per-request frame.
 //!
@@ -17,6 +18,7 @@ use crate::quality;
 use crate::ruleset::compile;
 use crate::ruleset::RuleSet;
 use crate::source::{self, BadRowPolicy, Input, Locations, ROW_COL, SOURCE_COL, UNPARSED_PREFIX};
+use crate::sql_result;
 use crate::stats;
 use crate::summary::{Overlap, BAD_ROW_EXAMPLES};
 use crate::window;
@@ -45,14 +47,30 @@ pub struct Plan {
 
 /// Build the plan for `opts` under `rules` (a gateway table).
 pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
-    let (lf, inputs) = source::load(&opts.inputs, opts.input_format, opts.on_bad_row)?;
+    let carried = if opts.from_sql_result {
+        sql_result::carried(rules)
+    } else {
+        vec![]
+    };
+    let (lf, inputs) = source::load(&opts.inputs, opts.input_format, opts.on_bad_row, &carried)?;
     // Raw client identifiers go no further than the projection.
     let id_policy = match &opts.ids {
         Some(p) => p.clone(),
         None => IdPolicy::Salted(Salt::random()?),
     };
     let lf = ids::apply(lf, &id_policy);
-    let lf = compile::apply(rules, lf);
+    // A query's result brings its metrics and classes (checked against the table); a log
+    // has them computed by the table.
+    let lf = if opts.from_sql_result {
+        if let Some(e) = sql_result::check(rules, &lf, &Locations::of(&inputs))
+            .map_err(|e| read_error(&inputs, &e))?
+        {
+            return Err(e);
+        }
+        sql_result::apply(rules, lf)
+    } else {
+        compile::apply(rules, lf)
+    };
     let duplicates = quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
     let names: Vec<String> = inputs
         .iter()

@@ -302,3 +302,214 @@ fn duckdb_and_spark_reproduce_tracediag_row_for_row() {
     let got: Vec<&str> = stdout.lines().collect();
     assert_eq!(got, expected_lines, "every case checked on every engine");
 }
+
+fn run_failing(args: &[&str]) -> (i32, String) {
+    let out = Command::new(bin())
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `--from-sql-result`: what DuckDB wrote from the emitted query over the generated log
+/// reads back as tracediag's own analysis of the raw log. The outputs name the file they
+/// read, and the summary's input line says it is a query's result; everything else is
+/// byte for byte the same. A class moved in the result moves in the summary (the classes
+/// are read, not computed again), and a file that is not such a result is an error
+/// naming the file, the row and the class, or the missing columns.
+#[test]
+fn duckdb_result_reads_back_with_from_sql_result() {
+    let python = python();
+    let dir = tempfile::tempdir().unwrap();
+    let raw = "fixtures/generated/gateway.parquet";
+    let salt = ["--salt", "sql-result"];
+    let canonical = dir.path().join("canonical.parquet");
+    let c = canonical.display().to_string();
+    run(&[
+        "analyze",
+        raw,
+        "--out",
+        &c,
+        "--quiet",
+        "--salt",
+        "sql-result",
+    ]);
+    // The warehouse table: the fields the log holds, flat, as `--out` writes them (a
+    // field the log lacks is not in the table, so the result maps the same fields).
+    let summary: Value = serde_json::from_str(&run(&[
+        "analyze", raw, "--format", "json", salt[0], salt[1],
+    ]))
+    .unwrap();
+    let columns: Vec<&str> = summary["inputs"][0]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    let query = run(&["rules", "--emit", "sql", "--dialect", "duckdb"]);
+    let file = |name: &str| dir.path().join(name).display().to_string();
+    let (result, csv) = (file("result.parquet"), file("result.csv"));
+    let (moved, unknown, missing) = (
+        file("moved.parquet"),
+        file("unknown.parquet"),
+        file("missing.csv"),
+    );
+    let first_normal =
+        format!("(SELECT min(request_id) FROM read_parquet('{result}') WHERE class = 'normal')");
+    let manifest = json!({
+        "canonical": canonical,
+        "columns": columns,
+        "writes": [
+            {"query": query, "out": result},
+            {"query": query, "out": csv},
+            {"query": format!("SELECT * REPLACE (CASE WHEN request_id = {first_normal} THEN 'prefill_slow' ELSE class END AS class, CASE WHEN request_id = {first_normal} THEN 'prefill_slow' ELSE classes END AS classes) FROM read_parquet('{result}')"), "out": moved},
+            {"query": format!("SELECT * REPLACE (CASE WHEN request_id = 'req-0000100' THEN 'prefil_slow' ELSE class END AS class) FROM read_parquet('{result}')"), "out": unknown},
+            {"query": format!("SELECT * EXCLUDE (classes, prefill_ms) FROM read_parquet('{result}')"), "out": missing},
+        ],
+        "find": [{"file": unknown, "column": "class", "value": "prefil_slow"}],
+    });
+    let manifest_path = dir.path().join("result.json");
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let out = Command::new(&python)
+        .arg(root().join("tests/sql/result.py"))
+        .arg(&manifest_path)
+        .output()
+        .expect("the result script runs");
+    assert!(
+        out.status.success(),
+        "DuckDB did not write the results:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let found = String::from_utf8(out.stdout).unwrap();
+    let unknown_row = found
+        .trim()
+        .strip_prefix(&format!("row {unknown} "))
+        .expect("the row of the unknown class");
+
+    // The same summary: the input line names the result, read as one.
+    let expected = run(&["analyze", raw, salt[0], salt[1]]);
+    for (path, format) in [(&result, "parquet"), (&csv, "csv")] {
+        let want = expected.replace(
+            &format!("input: {raw} (parquet, "),
+            &format!("input: {path} ({format}, a result of rules --emit sql, "),
+        );
+        assert_ne!(want, expected, "the input line is there to replace");
+        let got = run(&["analyze", path, "--from-sql-result", salt[0], salt[1]]);
+        assert_eq!(got, want, "analyze --from-sql-result {path}");
+    }
+    let json_of = |args: &[&str]| -> Value { serde_json::from_str(&run(args)).unwrap() };
+    let mut want = json_of(&["analyze", raw, "--format", "json", salt[0], salt[1]]);
+    let mut got = json_of(&[
+        "analyze",
+        &result,
+        "--from-sql-result",
+        "--format",
+        "json",
+        salt[0],
+        salt[1],
+    ]);
+    // The fields come from flat columns of the result, not from the log's nesting.
+    want["inputs"] = Value::Null;
+    got["inputs"] = Value::Null;
+    assert_eq!(got, want, "the JSON summary");
+
+    // report and explain on the result: the raw log's, naming the result.
+    let (report_raw, report_sql) = (file("raw.md"), file("sql.md"));
+    run(&["report", raw, "--out", &report_raw, salt[0], salt[1]]);
+    run(&[
+        "report",
+        &result,
+        "--from-sql-result",
+        "--out",
+        &report_sql,
+        salt[0],
+        salt[1],
+    ]);
+    let want = std::fs::read_to_string(&report_raw).unwrap().replace(
+        &format!("`{raw}` (parquet, "),
+        &format!("`{result}` (parquet, a result of rules --emit sql, "),
+    );
+    assert_eq!(std::fs::read_to_string(&report_sql).unwrap(), want);
+    for id in ["req-0000100", "req-0000056"] {
+        let want =
+            run(&["explain", raw, "--request-id", id, salt[0], salt[1]]).replace(raw, &result);
+        let got = run(&[
+            "explain",
+            &result,
+            "--from-sql-result",
+            "--request-id",
+            id,
+            salt[0],
+            salt[1],
+        ]);
+        assert_eq!(got, want, "explain --request-id {id}");
+    }
+
+    // The classes are the file's: one request moved from normal to prefill_slow.
+    let count = |s: &Value, class: &str| -> u64 {
+        s["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == class)
+            .unwrap()["count"]
+            .as_u64()
+            .unwrap()
+    };
+    let moved_summary = json_of(&[
+        "analyze",
+        &moved,
+        "--from-sql-result",
+        "--format",
+        "json",
+        salt[0],
+        salt[1],
+    ]);
+    assert_eq!(
+        count(&moved_summary, "prefill_slow"),
+        count(&summary, "prefill_slow") + 1
+    );
+    assert_eq!(
+        count(&moved_summary, "normal"),
+        count(&summary, "normal") - 1
+    );
+
+    // Not such a result.
+    let (code, stderr) = run_failing(&["analyze", &unknown, "--from-sql-result"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "tracediag: error: {unknown}: row {unknown_row}, column `class`: `prefil_slow` is not a class of rule table `gateway` (rules/gateway.toml) (its classes: upstream_headers_slow, prefill_slow,"
+        )),
+        "{stderr}"
+    );
+    let (code, stderr) = run_failing(&[
+        "report",
+        &missing,
+        "--from-sql-result",
+        "--out",
+        &file("r.md"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("tracediag: error: {missing}: not a result of the emitted SQL for this rule table (--from-sql-result): missing the columns `prefill_ms`, `classes` (`tracediag rules --emit sql` with the same --rules and --set writes them)\n")
+    ); // A JSON log cannot carry the query's columns (it is read with the fields' schema).
+    let (code, stderr) = run_failing(&[
+        "explain",
+        "fixtures/traces/traces.jsonl",
+        "--from-sql-result",
+        "--request-id",
+        "x",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr,
+        "tracediag: error: fixtures/traces/traces.jsonl: --from-sql-result reads Parquet or CSV (what an engine writes from the emitted query); this file reads as JSON lines\n"
+    );
+}

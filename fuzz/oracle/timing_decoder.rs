@@ -43,14 +43,14 @@ pub fn check(data: &[u8]) {
     file.write_all(data).expect("write temp file");
     file.flush().expect("flush temp file");
     let paths = vec![file.path().to_path_buf()];
-    match source::load(&paths, None, BadRowPolicy::Keep) {
+    match source::load(&paths, None, BadRowPolicy::Keep, &[]) {
         Err(e) => assert!(acceptable(data, &e), "the whole file refused: {e}"),
         Ok((lf, inputs)) => {
             if let Err(e) = lf.collect() {
                 panic!("the canonical frame does not collect: {e}");
             }
             if inputs.iter().any(|i| !i.bad_rows.is_empty()) {
-                match source::load(&paths, None, BadRowPolicy::Error) {
+                match source::load(&paths, None, BadRowPolicy::Error, &[]) {
                     Ok(_) => panic!("bad rows under keep, none under error"),
                     Err(e) => assert!(acceptable(data, &e), "--on-bad-row error: {e}"),
                 }

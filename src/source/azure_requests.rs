@@ -458,9 +458,10 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} is not a canonical field"));
             assert_eq!(found.1, super::super::Origin::Column(name.to_string()));
         }
-        let df = super::super::canonical::select(log.frame.lazy(), &schema, &mapping, &path, &[])
-            .collect()
-            .unwrap();
+        let df =
+            super::super::canonical::select(log.frame.lazy(), &schema, &mapping, &path, &[], &[])
+                .collect()
+                .unwrap();
         let ts = df
             .column("timestamp")
             .unwrap()

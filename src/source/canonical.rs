@@ -67,6 +67,8 @@ const JSON_COL: &str = "__other_decoded";
 
 /// Prefix of the per-field flag columns marking values that did not parse.
 pub const UNPARSED_PREFIX: &str = "__unparsed_";
+/// Prefix of the columns carried through from the file as they are (`select`'s `carried`).
+pub const CARRIED_PREFIX: &str = "__carried_";
 /// Flag column marking rows kept although they could not be read whole (`rowcheck`).
 pub const UNREADABLE_COL: &str = "__unreadable";
 
@@ -192,13 +194,15 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
 /// counted by the data-quality checks through `__unparsed_<field>` columns).
 ///
 /// `kept_rows` are the 1-based rows that could not be read whole and were kept with
-/// their unreadable parts null; they are flagged in `__unreadable`.
+/// their unreadable parts null; they are flagged in `__unreadable`. `carried` columns of
+/// the file come along as they are, as `CARRIED_PREFIX<name>`.
 pub fn select(
     raw: LazyFrame,
     schema: &Schema,
     mapping: &Mapping,
     path: &Path,
     kept_rows: &[u32],
+    carried: &[String],
 ) -> LazyFrame {
     // A column of the file named like one of the columns added here (no catalogue field
     // is) would clash with it; the mapping never reads it, so it is renamed out of the way.
@@ -300,6 +304,9 @@ pub fn select(
             .is_in(lit(rows).implode(false), false)
     };
     exprs.push(unreadable.alias(UNREADABLE_COL));
+    for c in carried {
+        exprs.push(col(c.as_str()).alias(format!("{CARRIED_PREFIX}{c}").as_str()));
+    }
     lf.select(exprs).with_column(outcome_expr())
 }
 

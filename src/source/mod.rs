@@ -26,7 +26,7 @@ use polars::prelude::*;
 
 use crate::catalogue;
 use crate::error::{Error, Refusal, Result};
-pub use canonical::{dtype_of, Mapping, Origin, UNPARSED_PREFIX, UNREADABLE_COL};
+pub use canonical::{dtype_of, Mapping, Origin, CARRIED_PREFIX, UNPARSED_PREFIX, UNREADABLE_COL};
 pub use location::{LineMap, Locations};
 pub use rowcheck::{BadKind, BadRow, BadRowPolicy};
 pub use sniff::Content;
@@ -221,10 +221,15 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<InputFormat> {
 ///
 /// Text logs are checked row by row first (`rowcheck`): `policy` says what happens to a
 /// row that cannot be read whole.
+///
+/// `carried` are columns every input must hold besides the canonical ones (the class and
+/// metrics a query wrote, `--from-sql-result`): read as they are into
+/// `CARRIED_PREFIX<name>`; an input without one of them is an error listing what is missing.
 pub fn load(
     paths: &[PathBuf],
     forced: Option<InputFormat>,
     policy: BadRowPolicy,
+    carried: &[String],
 ) -> Result<(LazyFrame, Vec<Input>)> {
     let mut frames = vec![];
     let mut inputs = vec![];
@@ -253,7 +258,7 @@ pub fn load(
             Ok(c) => (opened, c),
             Err(e) => return Err(opened.rename(e)),
         };
-        let (lf, input) = load_one(&opened, content, policy, inputs.len(), &keys)
+        let (lf, input) = load_one(&opened, content, policy, inputs.len(), &keys, carried)
             .map_err(|e| opened.rename(e))?;
         frames.push(lf);
         inputs.push(input);
@@ -274,6 +279,7 @@ fn load_one(
     policy: BadRowPolicy,
     index: usize,
     keys: &[String],
+    carried: &[String],
 ) -> Result<(LazyFrame, Input)> {
     let path = opened.read.as_path();
     let refuse = |reason: String, columns: Vec<String>| {
@@ -290,6 +296,22 @@ fn load_one(
             columns,
         }))
     };
+    // What the engines write is a table with named columns. JSON is read with the schema
+    // of the canonical fields alone, so it cannot carry the query's columns.
+    if !carried.is_empty()
+        && !matches!(
+            content,
+            Content::Log(InputFormat::Csv | InputFormat::Parquet)
+        )
+    {
+        return Err(Error::input(
+            &opened.name,
+            format!(
+                "--from-sql-result reads Parquet or CSV (what an engine writes from the emitted query); this file reads as {}",
+                content.read_as()
+            ),
+        ));
+    }
     let format = match content {
         Content::Log(f) => f,
         Content::JsonObject => InputFormat::JsonLines,
@@ -357,6 +379,21 @@ fn load_one(
         )
     })?;
     let mapping = canonical::map(&schema, path)?;
+    let missing: Vec<&str> = carried
+        .iter()
+        .filter(|c| !schema.contains(c))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::input(
+            &opened.name,
+            format!(
+                "not a result of the emitted SQL for this rule table (--from-sql-result): missing the column{} {} (`tracediag rules --emit sql` with the same --rules and --set writes them)",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
     let columns =
         || json_columns().unwrap_or_else(|| schema.iter_names().map(|n| n.to_string()).collect());
     let timing_origins: Vec<&Origin> = mapping
@@ -370,7 +407,14 @@ fn load_one(
     if timing_origins.is_empty() && !empty {
         return Err(refuse("no timing field can be mapped".into(), columns()));
     }
-    let lf = canonical::select(raw, &schema, &mapping, &opened.name, &checked.kept_rows);
+    let lf = canonical::select(
+        raw,
+        &schema,
+        &mapping,
+        &opened.name,
+        &checked.kept_rows,
+        carried,
+    );
     if !empty
         && timing_origins
             .iter()

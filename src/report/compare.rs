@@ -4,9 +4,19 @@
 
 use super::markdown::{code, header, md, row};
 use super::{fit, fmt_num, fmt_q, fmt_share, render, table, Width};
-use crate::compare::{fmt_p, Comparison, Shift, MANN_WHITNEY_METHOD};
+use crate::compare::{fmt_p, Comparison, MetricComparison, Shift, MANN_WHITNEY_METHOD};
 
 /// A signed figure: `+12.5`, `-3.0`, `0.0`.
+/// A metric's p50/p95/p99 cells for A and B, each `fmt_q`: a percentile its cohort cannot
+/// support reads "n<…", in every format.
+fn pct_cells(m: &MetricComparison) -> Vec<(String, String)> {
+    let (qa, qb) = (m.a.pct.quantiles(), m.b.pct.quantiles());
+    qa.iter()
+        .zip(&qb)
+        .map(|(&(_, q, a), &(_, _, b))| (fmt_q(q, m.a.pct.n, a), fmt_q(q, m.b.pct.n, b)))
+        .collect()
+}
+
 fn signed(x: Option<f64>) -> String {
     match x {
         Some(v) if v > 0.0 => format!("+{}", fmt_num(Some(v))),
@@ -109,12 +119,7 @@ pub fn terminal(c: &Comparison, width: Width) -> String {
             format!("A: n {}, {} failed", m.a.pct.n, m.a.failures),
             format!("B: n {}, {} failed", m.b.pct.n, m.b.failures),
         ];
-        let (qa, qb) = (m.a.pct.quantiles(), m.b.pct.quantiles());
-        let values: Vec<(String, String)> = qa
-            .iter()
-            .zip(&qb)
-            .map(|(&(_, q, a), &(_, _, b))| (fmt_q(q, m.a.pct.n, a), fmt_q(q, m.b.pct.n, b)))
-            .collect();
+        let values = pct_cells(m);
         for (k, s) in m.shift.iter().enumerate() {
             t.add_row(vec![
                 first[k].clone(),
@@ -262,13 +267,7 @@ pub fn markdown(c: &Comparison) -> String {
         &[1, 2, 4, 5, 6, 7, 8],
     ));
     for m in &c.metrics {
-        // As in the terminal: a percentile its cohort cannot support reads "n<…".
-        let (qa, qb) = (m.a.pct.quantiles(), m.b.pct.quantiles());
-        let values: Vec<(String, String)> = qa
-            .iter()
-            .zip(&qb)
-            .map(|(&(_, q, a), &(_, _, b))| (fmt_q(q, m.a.pct.n, a), fmt_q(q, m.b.pct.n, b)))
-            .collect();
+        let values = pct_cells(m);
         for (k, s) in m.shift.iter().enumerate() {
             let first = k == 0;
             out.push_str(&row(&[

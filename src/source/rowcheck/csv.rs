@@ -1,11 +1,11 @@
 //! CSV and TSV: each record checked with the csv crate (quotes, CRLF, bare CR), because
 //! polars' reader reports neither the line nor the field of a malformed record.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 use super::json_row::{check_other_string, field_roles};
-use super::{first_error, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BLOCK, BOM};
+use super::{fill, first_error, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BLOCK, BOM};
 use crate::error::{Error, Result};
 
 /// Check a CSV (or TSV) file record by record, quotes and all, a block of records at a time
@@ -189,20 +189,7 @@ fn for_each_record(
     let mut lines_before = 0u64;
     let mut bare_cr = false;
     loop {
-        let mut filled = buf.len();
-        buf.resize(want.max(filled), 0);
-        let eof = loop {
-            if filled == buf.len() {
-                break false;
-            }
-            match file.read(&mut buf[filled..]) {
-                Ok(0) => break true,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(fail(e)),
-            }
-        };
-        buf.truncate(filled);
+        let eof = fill(&mut file, &mut buf, want).map_err(fail)?;
         if std::mem::take(&mut first) && buf.starts_with(BOM) {
             buf.drain(..BOM.len());
         }

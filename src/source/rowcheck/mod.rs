@@ -141,6 +141,29 @@ pub(super) fn read_all(path: &Path) -> Result<Vec<u8>> {
 /// (a longer line is held whole).
 pub(super) const BLOCK: usize = 16 << 20;
 
+/// Read from `file` onto the end of `buf` until `buf` holds `want` bytes or the file ends;
+/// returns whether it ended. What `buf` held already stays in front.
+pub(super) fn fill(file: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    let mut filled = buf.len();
+    buf.resize(want.max(filled), 0);
+    let eof = loop {
+        if filled == buf.len() {
+            break false;
+        }
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break true,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                buf.truncate(filled);
+                return Err(e);
+            }
+        }
+    };
+    buf.truncate(filled);
+    Ok(eof)
+}
+
 /// Read `path` in blocks of whole lines, a byte-order mark left out, calling
 /// `f(block, lines_before)`: every block but the last ends with a line end. Returns whether
 /// the file began with a byte-order mark.
@@ -158,20 +181,7 @@ pub(super) fn for_each_block(
     let mut lines_before = 0u64;
     let mut bom = None;
     loop {
-        let mut filled = buf.len();
-        buf.resize(want.max(filled), 0);
-        let eof = loop {
-            if filled == buf.len() {
-                break false;
-            }
-            match file.read(&mut buf[filled..]) {
-                Ok(0) => break true,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(fail(e)),
-            }
-        };
-        buf.truncate(filled);
+        let eof = fill(&mut file, &mut buf, want).map_err(fail)?;
         // The first read fills the buffer (or holds the whole file): a mark is there whole.
         let skip = match bom {
             None => {

@@ -1565,6 +1565,9 @@ fn signed(x: f64) -> String {
 fn verdict(contract: &Contract, metrics: &[MetricComparison]) -> String {
     let confidence = format!("{:.0}%", CONFIDENCE * 100.0);
     let mut best: Option<(f64, String)> = None;
+    // Many intervals are tested at once: some exclude 0 by chance alone, so the verdict
+    // says how many did against how many chance would give.
+    let (mut tested, mut excluding) = (0u32, 0u32);
     for m in metrics {
         for (s, (_, _, a)) in m.shift.iter().zip(m.a.pct.quantiles()) {
             let b =
@@ -1578,9 +1581,11 @@ fn verdict(contract: &Contract, metrics: &[MetricComparison]) -> String {
             else {
                 continue;
             };
+            tested += 1;
             if !(lo > 0.0 || hi < 0.0) || a == 0.0 {
                 continue;
             }
+            excluding += 1;
             let rel = est / a.abs();
             if best.as_ref().is_some_and(|(r, _)| r.abs() >= rel.abs()) {
                 continue;
@@ -1606,7 +1611,15 @@ fn verdict(contract: &Contract, metrics: &[MetricComparison]) -> String {
         }
     }
     let found = best.is_some();
-    let shift = best.map(|b| b.1).unwrap_or_else(|| {
+    let chance = f64::from(tested) * (1.0 - CONFIDENCE);
+    let shift = best.map(|b| {
+        format!(
+            "{}; {excluding} of {tested} intervals exclude{} 0, where chance alone gives about {chance:.1}",
+            b.1,
+            if excluding == 1 { "s" } else { "" }
+        )
+    });
+    let shift = shift.unwrap_or_else(|| {
         format!("no percentile shift B − A has a {confidence} interval that excludes 0")
     });
     let contract = match contract.warnings.len() {

@@ -620,6 +620,23 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         ));
     }
 
+    // A number in the timestamp column is Unix time, its unit told by each value's size:
+    // say so, since a count from another epoch would shift every window.
+    let unix: Vec<String> = inputs
+        .iter()
+        .filter(|i| i.mapping.unix_time)
+        .map(|i| i.path.display().to_string())
+        .collect();
+    if !unix.is_empty() {
+        let files = match unix.len() {
+            1..=3 => unix.join(", "),
+            n => format!("{} and {} more files", unix[0], n - 1),
+        };
+        notes.push(format!(
+            "{files}: timestamp holds numbers, read as Unix time (UTC) in the unit each value's size tells: below 1e11 seconds, below 1e14 milliseconds, below 1e17 microseconds, else nanoseconds"
+        ));
+    }
+
     let drifted = schema_drift(inputs);
     if !drifted.is_empty() {
         notes.push(format!(

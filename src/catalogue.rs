@@ -231,7 +231,7 @@ pub static FIELDS: &[Field] = &[
             "received_at",
             "@timestamp",
         ],
-        doc: "when the request was received (ISO 8601, or Unix seconds or milliseconds)",
+        doc: "when the request was received (ISO 8601, or Unix time in s, ms, µs or ns)",
         baseline: false,
     },
     Field {

@@ -667,3 +667,40 @@ fn a_p99_of_three_requests_is_n_too_small() {
     assert_eq!(e2e["p99_withheld"], "n too small (n=3 < 100)");
     assert!(e2e.get("p50_withheld").is_none());
 }
+
+#[test]
+fn unix_time_stamps_are_read_by_their_size_and_said_so_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    // Seconds, milliseconds and nanoseconds of 2026-11-02T10:00:00Z, as CSV text and as
+    // JSON numbers.
+    let csv = dir.path().join("unix.csv");
+    std::fs::write(
+        &csv,
+        "request_id,timestamp,total_handler_ms\nr1,1793613600,5\nr2,1793613600250,5\nr3,1793613600500000000,5\n",
+    )
+    .unwrap();
+    let jsonl = dir.path().join("unix.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"request_id\":\"r1\",\"timestamp\":1793613600,\"total_handler_ms\":5}\n",
+    )
+    .unwrap();
+    for (path, end) in [(&csv, "10:00:00.500Z"), (&jsonl, "10:00:00.000Z")] {
+        let o = cli(&["analyze", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains(&format!("2026-11-02T10:00:00.000Z → 2026-11-02T{end}")),
+            "{}",
+            stdout(&o)
+        );
+        assert!(
+            stderr(&o).contains("timestamp holds numbers, read as Unix time"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!stdout(&o).contains("Unix time"), "a note on stdout");
+    }
+    // ISO text is not Unix time: no such note.
+    let o = cli(&["analyze", "fixtures/traces/traces.jsonl"]);
+    assert!(!stderr(&o).contains("Unix time"), "{}", stderr(&o));
+}

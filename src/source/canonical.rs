@@ -52,6 +52,9 @@ pub struct Mapping {
     /// read, the places not read), in catalogue order. The lookup order decides; the
     /// summary says so, because the two may disagree.
     pub shadowed: Vec<(String, Origin, Vec<Origin>)>,
+    /// The timestamp holds Unix times (numbers, or text of numbers), read with the unit
+    /// each value's size tells (`timestamp::unix_time`); the summary says so.
+    pub unix_time: bool,
 }
 
 impl Mapping {
@@ -186,7 +189,14 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
         }
         fields.push((f.name.to_string(), found, dtype));
     }
-    Ok(Mapping { fields, shadowed })
+    let unix_time = fields
+        .iter()
+        .any(|(n, o, d)| n == "timestamp" && *o != Origin::Absent && d.is_primitive_numeric());
+    Ok(Mapping {
+        fields,
+        shadowed,
+        unix_time,
+    })
 }
 
 /// The projection: canonical columns only, typed per the catalogue, plus the source file

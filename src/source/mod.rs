@@ -378,7 +378,12 @@ fn load_one(
             format!("cannot read the {format} schema: {}", polars_message(&e)),
         )
     })?;
-    let mapping = canonical::map(&schema, path)?;
+    let mut mapping = canonical::map(&schema, path)?;
+    if let Some((_, Origin::Column(c), DataType::String)) =
+        mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
+    {
+        mapping.unix_time = timestamp::holds_numbers(&raw, c);
+    }
     let missing: Vec<&str> = carried
         .iter()
         .filter(|c| !schema.contains(c))

@@ -72,6 +72,20 @@ pub fn forms(raw: &LazyFrame, c: &str) -> Vec<Form> {
     found
 }
 
+/// Whether the text column `c` holds Unix times: its first non-null value is a number.
+pub fn holds_numbers(raw: &LazyFrame, c: &str) -> bool {
+    let first = raw
+        .clone()
+        .select([col(c).cast(DataType::String)])
+        .filter(col(c).is_not_null())
+        .limit(1)
+        .collect();
+    first
+        .ok()
+        .and_then(|f| f.column(c).ok()?.str().ok()?.get(0).map(str::to_string))
+        .is_some_and(|v| v.trim().parse::<f64>().is_ok_and(f64::is_finite))
+}
+
 /// Add `PARSED` (Datetime, ms, UTC) parsed from the text column `c`, whose first values
 /// have the fast `forms`.
 pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {

@@ -1,7 +1,7 @@
 //! Request timestamps written as text or as numbers, read as UTC milliseconds.
 //!
 //! Text is ISO 8601 with `T` or a space between date and time, with or without a
-//! fraction, ending in `Z`, in an offset (`+08:00`, `-0500`: converted to UTC) or in
+//! fraction, ending in `Z`, in an offset (`+08:00`, `-0500`, `+00`: converted to UTC) or in
 //! nothing (taken as UTC). A number, or text holding one, is Unix time; its unit is told
 //! by its size (seconds, milliseconds, microseconds or nanoseconds since 1970 differ by
 //! a factor of 1000 and no log spans that much).
@@ -133,8 +133,9 @@ pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {
     let t = || col(TEXT);
     let char_at = |i: i64| t().str().slice(lit(i), lit(1u64));
     let is_sign = |e: Expr| e.clone().eq(lit("+")).or(e.eq(lit("-")));
-    // `±HH:MM` or `±HHMM` after the time: past the 19 characters of date and time, so
-    // never a date's `-`.
+    // `±HH:MM`, `±HHMM` or `±HH` (PostgreSQL's and DuckDB's text for a UTC timestamp
+    // ends in `+00`) after the time: past the 19 characters of date and time, so never a
+    // date's `-`.
     let long = |n: u32| t().str().len_chars().gt_eq(lit(n));
     let offset_len = when(
         is_sign(char_at(-6))
@@ -144,6 +145,8 @@ pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {
     .then(lit(6i64))
     .when(is_sign(char_at(-5)).and(long(24)))
     .then(lit(5i64))
+    .when(is_sign(char_at(-3)).and(long(22)))
+    .then(lit(3i64))
     .otherwise(lit(0i64));
     let lf = lf.with_column(offset_len.alias(OFFSET_LEN));
     let n = || col(OFFSET_LEN);
@@ -162,6 +165,8 @@ pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {
     };
     let minutes = when(n().eq(lit(6i64)))
         .then(digits(1) * lit(60i64) + digits(4))
+        .when(n().eq(lit(3i64)))
+        .then(digits(1) * lit(60i64))
         .otherwise(digits(1) * lit(60i64) + digits(3));
     let signed = when(
         offset
@@ -289,6 +294,19 @@ mod tests {
         assert_eq!(ms, vec![Some(TEN), Some(TEN + 250), Some(TEN), Some(TEN)]);
     }
 
+    /// PostgreSQL and DuckDB write a timestamp with time zone as `… +00` (hours only).
+    #[test]
+    fn an_offset_of_whole_hours_is_converted_to_utc() {
+        let (ms, _) = parsed(&[
+            Some("2026-11-02 10:00:00.250+00"),
+            Some("2026-11-02T18:00:00+08"),
+            Some("2026-11-02 05:00:00-05"),
+            // A date alone ends in `-DD`: not an offset, and not a time.
+            Some("2026-11-02"),
+        ]);
+        assert_eq!(ms, vec![Some(TEN + 250), Some(TEN), Some(TEN), None]);
+    }
+
     #[test]
     fn unix_time_unit_is_told_by_size() {
         let (ms, fast) = parsed(&[
@@ -330,7 +348,7 @@ mod tests {
             Some(""),
             Some("yesterday"),
             Some("2026-13-02T10:00:00Z"),
-            Some("2026-11-02T10:00:00+08"),
+            Some("2026-11-02T10:00:00+8"),
             Some("NaN"),
         ]);
         assert_eq!(ms, vec![None; 6]);

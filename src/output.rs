@@ -277,7 +277,8 @@ fn rule_column(rules: &RuleSet, name: &str, pick: RuleText) -> Expr {
 }
 
 /// An output column; in text formats the timestamp column `time_col` becomes ISO 8601
-/// with the zone spelled out, while Parquet keeps a timestamp.
+/// with the zone spelled out (`Z`), while Parquet keeps a timestamp tagged UTC (the frame's
+/// timestamps are UTC instants held without a zone).
 fn output_expr(c: &str, time_col: &str, format: OutFormat) -> Expr {
     if c != time_col {
         col(c)
@@ -285,6 +286,9 @@ fn output_expr(c: &str, time_col: &str, format: OutFormat) -> Expr {
         col(c).dt().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").alias(c)
     } else {
         col(c)
+            .dt()
+            .replace_time_zone(Some(TimeZone::UTC), lit("raise"), NonExistent::Raise)
+            .alias(c)
     }
 }
 

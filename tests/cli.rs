@@ -320,6 +320,66 @@ fn out_names_the_line_each_row_begins_on() {
 }
 
 #[test]
+fn out_parquet_timestamps_are_tagged_utc_as_csv_writes_them() {
+    use polars::prelude::{
+        col, DataType, IntoLazy, LazyFrame, PlRefPath, ScanArgsParquet, TimeUnit, TimeZone,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, csv) = (dir.path().join("rows.parquet"), dir.path().join("rows.csv"));
+    for out in [&pq, &csv] {
+        let o = cli(&[
+            "analyze",
+            "fixtures/traces/traces.jsonl",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let df = LazyFrame::scan_parquet(
+        PlRefPath::try_from_path(&pq).unwrap(),
+        ScanArgsParquet::default(),
+    )
+    .unwrap()
+    .collect()
+    .unwrap();
+    let ts = df.column("timestamp").unwrap();
+    assert_eq!(
+        ts.dtype(),
+        &DataType::Datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC))
+    );
+    // The same instants as the CSV's `…Z` text.
+    let as_text = ts
+        .as_materialized_series()
+        .clone()
+        .into_frame()
+        .lazy()
+        .select([col("timestamp").dt().strftime("%Y-%m-%dT%H:%M:%S%.3fZ")])
+        .collect()
+        .unwrap();
+    let parquet_times: Vec<String> = as_text
+        .column("timestamp")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap_or("").to_string())
+        .collect();
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let at = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|c| c == "timestamp")
+        .unwrap();
+    let csv_times: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[at].to_string())
+        .collect();
+    assert_eq!(parquet_times, csv_times);
+    assert!(csv_times.iter().all(|t| t.ends_with('Z')), "{csv_times:?}");
+}
+
+#[test]
 fn out_rows_carry_their_class_rule_layer_look_at_and_next_check() {
     use polars::prelude::{col, lit, LazyFrame, PlRefPath, ScanArgsParquet};
     let rules = tracediag::ruleset::RuleSet::gateway().unwrap();

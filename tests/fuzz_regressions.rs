@@ -287,3 +287,14 @@ fn the_type_pair_seeds_name_a_field_of_every_kind() {
         }
     }
 }
+
+/// Found by `timing_decoder`: a `timestamp` column whose every value is unreadable (an array,
+/// then a number in a row the reader drops) left the Unix-time sample with no row, and
+/// polars' `get(0)` on the empty column panicked. The header-only CSV hit the same path.
+#[test]
+fn timing_decoder_timestamp_sample_of_no_value_is_no_panic() {
+    timing_decoder_oracle::check(include_bytes!(
+        "../fuzz/regressions/timing_decoder-timestamp-sample-of-no-value.jsonl"
+    ));
+    timing_decoder_oracle::check(b"request_id,timestamp,total_handler_ms\n");
+}

@@ -73,6 +73,7 @@ pub fn forms(raw: &LazyFrame, c: &str) -> Vec<Form> {
 }
 
 /// Whether the text column `c` holds Unix times: its first non-null value is a number.
+/// A column of no value (a header alone, nulls only) holds none.
 pub fn holds_numbers(raw: &LazyFrame, c: &str) -> bool {
     let first = raw
         .clone()
@@ -80,10 +81,13 @@ pub fn holds_numbers(raw: &LazyFrame, c: &str) -> bool {
         .filter(col(c).is_not_null())
         .limit(1)
         .collect();
-    first
-        .ok()
-        .and_then(|f| f.column(c).ok()?.str().ok()?.get(0).map(str::to_string))
-        .is_some_and(|v| v.trim().parse::<f64>().is_ok_and(f64::is_finite))
+    let Ok(first) = first else { return false };
+    let Ok(values) = first.column(c).and_then(|v| v.str().cloned()) else {
+        return false;
+    };
+    // `iter`, not `get(0)`: polars' `get` panics on an empty column.
+    let value = values.iter().flatten().next();
+    value.is_some_and(|v| v.trim().parse::<f64>().is_ok_and(f64::is_finite))
 }
 
 /// Add `PARSED` (Datetime, ms, UTC) parsed from the text column `c`, whose first values

@@ -8,7 +8,11 @@
 
 use std::fmt;
 
-/// A point on the request timeline (README.md, "The timeline and the metric names"). All gateway timestamps share one clock.
+/// A point on the request timeline (README.md, "The timeline and the metric names"). All
+/// gateway timestamps (t0 … t7) share one clock. The events after t7 are the origins and
+/// marks of clocks other tools keep: a figure counted from one of them is never subtracted
+/// from a t0 or t1 figure (the rule checker refuses it), because nothing in those logs says
+/// where that clock starts on the gateway's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Event {
     T0,
@@ -19,6 +23,16 @@ pub enum Event {
     T5,
     T6,
     T7,
+    /// A relay's own clock start: new-api's `StartTime`, set after token authentication and
+    /// channel selection, before the upstream request (somewhere between t0 and t1).
+    R0,
+    /// A benchmark client's send (AIPerf, GenAI-Perf, vLLM bench, LLMPerf): before t0, on
+    /// the client's clock, with the network to the gateway in between.
+    C0,
+    /// The first token as the client saw it, by the benchmark tool's own first-token rule.
+    C1,
+    /// The request's end as the client saw it, by the benchmark tool's own end rule.
+    C2,
 }
 
 impl Event {
@@ -32,6 +46,10 @@ impl Event {
             Event::T5 => "t5 (first visible text)",
             Event::T6 => "t6 (upstream done)",
             Event::T7 => "t7 (handler done)",
+            Event::R0 => "r0 (relay start, after auth and channel selection)",
+            Event::C0 => "c0 (client send)",
+            Event::C1 => "c1 (first token at the client)",
+            Event::C2 => "c2 (request end at the client)",
         }
     }
 
@@ -45,6 +63,10 @@ impl Event {
             Event::T5 => "t5",
             Event::T6 => "t6",
             Event::T7 => "t7",
+            Event::R0 => "r0",
+            Event::C0 => "c0",
+            Event::C1 => "c1",
+            Event::C2 => "c2",
         }
     }
 }
@@ -205,6 +227,34 @@ pub static FIELDS: &[Field] = &[
         kind: Kind::Rate,
         aliases: &[],
         doc: "logged output tokens ÷ (t6 − t5) seconds; a visible-output diagnostic",
+        baseline: false,
+    },
+    Field {
+        name: "relay_first_response_ms",
+        kind: point(Event::R0, Event::T3),
+        aliases: &[],
+        doc: "r0 → t3: new-api's `frt`, the first upstream `data:` line, counted from its relay start (after auth and channel selection), not from t0",
+        baseline: false,
+    },
+    Field {
+        name: "relay_total_ms",
+        kind: point(Event::R0, Event::T7),
+        aliases: &[],
+        doc: "r0 → t7: new-api's `use_time`, whole seconds (± 1 s) written in ms, counted from its relay start",
+        baseline: false,
+    },
+    Field {
+        name: "client_ttft_ms",
+        kind: point(Event::C0, Event::C1),
+        aliases: &[],
+        doc: "c0 → c1: a benchmark client's time to first token, by its tool's first-token rule (the output names the rule)",
+        baseline: false,
+    },
+    Field {
+        name: "client_latency_ms",
+        kind: point(Event::C0, Event::C2),
+        aliases: &[],
+        doc: "c0 → c2: a benchmark client's request latency, send to its tool's request end",
         baseline: false,
     },
     Field {

@@ -394,7 +394,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
 
     // Exact percentiles of end-to-end and every reported metric: overall, per class, per
     // group; one histogram at (group, class), rolled up.
-    let reported = rules.reported_metrics();
+    let reported = plan.reported(rules);
     let e2e = "total_handler_ms".to_string();
     let mut values = vec![e2e.clone()];
     values.extend(
@@ -721,6 +721,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         failures,
         classes,
         metrics,
+        metrics_left_out: LeftOut::of(rules, &plan.uncomputable, &plan.clocks),
         quality,
         notes,
         groups,

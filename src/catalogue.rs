@@ -71,6 +71,62 @@ impl Event {
     }
 }
 
+/// A clock figures count on. Figures on different clocks are never combined: nothing in a
+/// log says where one clock starts on another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Clock {
+    /// The gateway's: t0 … t7 (and its local phases).
+    Gateway,
+    /// A relay's own: r0.
+    Relay,
+    /// A benchmark client's: c0 … c2.
+    Client,
+}
+
+impl Clock {
+    /// Its name in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Clock::Gateway => "gateway",
+            Clock::Relay => "relay",
+            Clock::Client => "client",
+        }
+    }
+
+    /// How prose names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Clock::Gateway => "the gateway's (t0 … t7)",
+            Clock::Relay => "the relay's (r0)",
+            Clock::Client => "the client's (c0)",
+        }
+    }
+}
+
+impl serde::Serialize for Clock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl Event {
+    /// The clock the event is on.
+    pub fn clock(self) -> Clock {
+        match self {
+            Event::T0
+            | Event::T1
+            | Event::T2
+            | Event::T3
+            | Event::T4
+            | Event::T5
+            | Event::T6
+            | Event::T7 => Clock::Gateway,
+            Event::R0 => Clock::Relay,
+            Event::C0 | Event::C1 | Event::C2 => Clock::Client,
+        }
+    }
+}
+
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.describe())
@@ -130,6 +186,18 @@ impl Kind {
 
     pub fn is_timing(self) -> bool {
         matches!(self, Kind::Point { .. } | Kind::Phase | Kind::Rate)
+    }
+}
+
+impl Field {
+    /// The clock a timing field counts on: its origin's, or the gateway's for a local
+    /// phase and a rate over gateway points; `None` for the rest (counts, labels).
+    pub fn clock(&self) -> Option<Clock> {
+        match self.kind {
+            Kind::Point { origin, .. } => Some(origin.clock()),
+            Kind::Phase | Kind::Rate => Some(Clock::Gateway),
+            _ => None,
+        }
     }
 }
 
@@ -415,6 +483,22 @@ pub static FIELDS: &[Field] = &[
     },
 ];
 
+/// Fields that only a tool's adapter fills (`src/source/<tool>.rs`), each with the tool:
+/// figures of that tool's own clock or spans, which a log in the canonical schema (and a
+/// warehouse table of it) has no column for. The emitted SQL leaves out the metrics
+/// built on them (`RuleSet::adapter_metrics`).
+pub static ADAPTER_FIELDS: &[(&str, &str)] = &[
+    ("relay_first_response_ms", "new-api"),
+    ("relay_total_ms", "new-api"),
+    ("client_ttft_ms", "benchmark clients"),
+    ("client_latency_ms", "benchmark clients"),
+];
+
+/// Whether only a tool's adapter fills `name` (`ADAPTER_FIELDS`).
+pub fn is_adapter_field(name: &str) -> bool {
+    ADAPTER_FIELDS.iter().any(|(f, _)| *f == name)
+}
+
 /// The label fields that identify a client or user. `ids::apply` replaces their values
 /// with salted hashes right after the projection (unless `--keep-ids`), so raw values
 /// never reach the rules, the summaries or any output.
@@ -636,6 +720,13 @@ mod tests {
                     "alias {a} is a content column"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn adapter_fields_are_gateway_fields() {
+        for (name, _) in ADAPTER_FIELDS {
+            assert!(field(name).is_some(), "{name} is not a field");
         }
     }
 

@@ -45,7 +45,8 @@ use crate::source::{self, SOURCE_COL};
 use crate::stats;
 use crate::stats::{quantile7, support};
 use crate::summary::{
-    round3, tool, BadRows, Count, Overlap, Pct, RulesInfo, TimeSpan, Window, PERCENTILE_METHOD,
+    round3, tool, BadRows, Count, LeftOut, Overlap, Pct, RulesInfo, TimeSpan, Window,
+    PERCENTILE_METHOD,
 };
 
 /// The bootstrap seed when none is given: a fixed one, so the same input gives the same
@@ -176,6 +177,10 @@ pub struct Comparison {
     pub contract: Contract,
     pub bootstrap: Bootstrap,
     pub metrics: Vec<MetricComparison>,
+    /// Named metrics neither cohort can compute, left out of `metrics`; absent when every
+    /// one is there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metrics_left_out: Vec<LeftOut>,
     /// The class mix, in table order, then the default class.
     pub classes: Vec<ClassMix>,
     /// Rows of either cohort's files that could not be read whole (or were left out with
@@ -647,6 +652,10 @@ pub struct Settings {
     /// The split column: it differs by construction, so its mix is not checked.
     pub split: Option<String>,
     pub window: Option<Window>,
+    /// Reported metrics neither cohort can compute (`Plan::uncomputable`), and the clocks
+    /// the cohorts' inputs keep (`Plan::clocks`): left out, and named.
+    pub uncomputable: Vec<String>,
+    pub clocks: BTreeSet<catalogue::Clock>,
 }
 
 impl Default for Settings {
@@ -656,6 +665,8 @@ impl Default for Settings {
             resamples: DEFAULT_RESAMPLES,
             split: None,
             window: None,
+            uncomputable: vec![],
+            clocks: BTreeSet::new(),
         }
     }
 }
@@ -664,6 +675,8 @@ impl Default for Settings {
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let mut bad_rows = vec![];
     let mut overlaps = vec![];
+    // Per cohort plan: the metrics it cannot compute, the clocks it keeps.
+    let mut coverage: Vec<(Vec<String>, BTreeSet<catalogue::Clock>)> = vec![];
     // Each cohort's rows, from the plan: only the columns the comparison reads (compare
     // takes them apart in memory; it needs no analyze summary).
     let mut analyse =
@@ -682,6 +695,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 plan.skipped_examples.clone(),
             ));
             overlaps.extend(plan.overlap.clone());
+            coverage.push((plan.uncomputable.clone(), plan.clocks.clone()));
             let lf = plan.lf.clone().select(cohort_columns(rules, split));
             Ok((plan, lf))
         };
@@ -769,6 +783,17 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             )
         }
     };
+    // A metric either cohort can compute is compared (null on the other side).
+    let uncomputable: Vec<String> = rules
+        .reported_metrics()
+        .iter()
+        .map(|m| m.name.clone())
+        .filter(|m| coverage.iter().all(|(u, _)| u.contains(m)))
+        .collect();
+    let clocks: BTreeSet<catalogue::Clock> = coverage
+        .iter()
+        .flat_map(|(_, c)| c.iter().copied())
+        .collect();
     let (since, until) = (opts.read.since, opts.read.until);
     let window = (since.is_some() || until.is_some()).then(|| Window {
         since: since.and_then(iso_ms),
@@ -783,6 +808,8 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             resamples: opts.resamples,
             split,
             window,
+            uncomputable,
+            clocks,
         },
     )?;
     c.bad_rows = BadRows::merge(bad_rows);
@@ -896,6 +923,7 @@ pub fn compare(rules: &RuleSet, a: &Cohort, b: &Cohort, settings: &Settings) -> 
             method: BOOTSTRAP_METHOD,
         },
         metrics,
+        metrics_left_out: LeftOut::of(rules, &settings.uncomputable, &settings.clocks),
         classes,
         bad_rows: None,
         overlapping_inputs: vec![],
@@ -1464,7 +1492,11 @@ fn metrics(
     b: &DataFrame,
     settings: &Settings,
 ) -> PolarsResult<Vec<MetricComparison>> {
-    let reported = rules.reported_metrics();
+    let reported: Vec<_> = rules
+        .reported_metrics()
+        .into_iter()
+        .filter(|m| !settings.uncomputable.contains(&m.name))
+        .collect();
     let names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
     let pa = stats::percentiles(a.clone().lazy(), &[], &names)?
         .remove(&vec![])

@@ -434,7 +434,8 @@ pub fn request(
         }
         return Err(Error::Usage(msg));
     }
-    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf).map_err(polars_error)?;
+    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf, &plan.uncomputable)
+        .map_err(polars_error)?;
     let requests = (0..df.height())
         .map(|i| ctx.explain_row(i, i + 1))
         .collect::<PolarsResult<Vec<_>>>()
@@ -510,7 +511,8 @@ pub fn class_worst(
             return Err(e);
         }
     }
-    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf).map_err(polars_error)?;
+    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf, &plan.uncomputable)
+        .map_err(polars_error)?;
     let worst: Vec<Worst> = (0..df.height())
         .map(|i| {
             let row = ctx.row(i);
@@ -578,6 +580,8 @@ struct Ctx<'a> {
     /// The whole plan, for the cohorts' aggregates.
     all: &'a LazyFrame,
     locations: &'a Locations,
+    /// Reported metrics no input can compute (`Plan::uncomputable`): no cohort row.
+    uncomputable: &'a [String],
     params: BTreeMap<String, f64>,
     timestamps: Option<Int64Chunked>,
 }
@@ -647,6 +651,7 @@ impl<'a> Ctx<'a> {
         df: &'a DataFrame,
         locations: &'a Locations,
         all: &'a LazyFrame,
+        uncomputable: &'a [String],
     ) -> PolarsResult<Self> {
         let timestamps = match df.column("timestamp") {
             Ok(c) => Some(c.cast(&DataType::Int64)?.i64()?.clone()),
@@ -657,6 +662,7 @@ impl<'a> Ctx<'a> {
             df,
             all,
             locations,
+            uncomputable,
             params: rules.param_values(),
             timestamps,
         })
@@ -846,7 +852,12 @@ impl<'a> Ctx<'a> {
                 None => col(name).is_null(),
             }
         };
-        let reported = self.rules.reported_metrics();
+        let reported: Vec<_> = self
+            .rules
+            .reported_metrics()
+            .into_iter()
+            .filter(|m| !self.uncomputable.contains(&m.name))
+            .collect();
         let names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
         let lf = self
             .all
@@ -1519,7 +1530,7 @@ mod tests {
         for rel in &files {
             let a = analysis(&rules, rel);
             let all = a.frame.clone().lazy();
-            let ctx = Ctx::new(&rules, &a.frame, &a.locations, &all).unwrap();
+            let ctx = Ctx::new(&rules, &a.frame, &a.locations, &all, &[]).unwrap();
             let params = rules.param_values();
             let mut matches = 0;
             for i in 0..a.frame.height() {

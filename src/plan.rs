@@ -38,6 +38,11 @@ pub struct Plan {
     pub skipped_examples: Vec<String>,
     /// Input files holding the same requests, when most duplicate ids come from them.
     pub overlap: Option<Overlap>,
+    /// The rule table's reported metrics no input can compute (a field each needs is in no
+    /// input): summaries leave them out and name them, rather than show a row of nulls.
+    pub uncomputable: Vec<String>,
+    /// The clocks the inputs have a time figure on (`catalogue::Field::clock`).
+    pub clocks: std::collections::BTreeSet<catalogue::Clock>,
     /// The plan before the incident window, and the window: asked for the data's span
     /// only when the window holds no request (`empty_window`).
     unwindowed: LazyFrame,
@@ -85,6 +90,33 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
         lf = lf.filter(f);
     }
     let locations = Locations::of(&inputs);
+    // A query's result carries every metric as a column of its own, except those built
+    // on adapter-only fields (`RuleSet::adapter_metrics`), which the query leaves out.
+    let uncomputable = if opts.from_sql_result {
+        let off = rules.adapter_metrics();
+        rules
+            .reported_metrics()
+            .into_iter()
+            .filter(|m| off.contains(&m.name))
+            .map(|m| m.name.clone())
+            .collect()
+    } else {
+        rules.uncomputable_metrics(&|field| {
+            inputs
+                .iter()
+                .any(|i| i.mapping.found().any(|(name, _)| name == field))
+        })
+    };
+    let clocks = inputs
+        .iter()
+        .flat_map(|i| {
+            i.mapping
+                .found()
+                .map(|(name, _)| name.to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|name| catalogue::field(&name)?.clock())
+        .collect();
     let mut plan = Plan {
         lf,
         inputs,
@@ -93,6 +125,8 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
         unparsed_skipped: 0,
         skipped_examples: vec![],
         overlap,
+        uncomputable,
+        clocks,
         unwindowed,
         since: opts.since,
         until: opts.until,
@@ -102,6 +136,15 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
 }
 
 impl Plan {
+    /// The rule table's reported metrics some input can compute, in display order.
+    pub fn reported<'a>(&self, rules: &'a RuleSet) -> Vec<&'a crate::ruleset::Metric> {
+        rules
+            .reported_metrics()
+            .into_iter()
+            .filter(|m| !self.uncomputable.contains(&m.name))
+            .collect()
+    }
+
     /// An error reading the inputs, naming them.
     pub fn read_error(&self, e: &PolarsError) -> Error {
         read_error(&self.inputs, e)

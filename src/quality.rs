@@ -282,9 +282,10 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame, duplicates: Series) -> LazyFrame {
         .collect();
     let mut zeros = vec![];
     for (name, marks) in &all_points {
+        // Later on the same clock: a client's first token says nothing of a gateway point.
         let later: Vec<Expr> = all_points
             .iter()
-            .filter(|(_, m)| m > marks)
+            .filter(|(_, m)| m > marks && m.clock() == marks.clock())
             .map(|(n, _)| col(*n).gt(lit(0.0)))
             .collect();
         zeros.push(col(*name).eq(lit(0.0)).and(any(later)));

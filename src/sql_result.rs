@@ -28,8 +28,9 @@ enum Holds {
 /// The columns such a result holds besides the canonical ones, in the query's order.
 fn columns(rules: &RuleSet) -> Vec<(String, Holds)> {
     let est = estimated_metrics(rules);
+    let off = rules.adapter_metrics();
     let mut cols = vec![];
-    for m in &rules.metrics {
+    for m in rules.metrics.iter().filter(|m| !off.contains(&m.name)) {
         cols.push((m.name.clone(), Holds::Metric));
         if est[&m.name] {
             cols.push((format!("{}{ESTIMATED_SUFFIX}", m.name), Holds::Estimated));
@@ -252,7 +253,7 @@ pub fn check(
 
 /// Takes every metric, its `_estimated` flag, `class` and `classes` from the carried
 /// columns (checked by `check`), with the class index the aggregates group on, and drops
-/// the carried columns.
+/// the carried columns. The metrics the query leaves out (`adapter_metrics`) are null.
 pub fn apply(rules: &RuleSet, lf: LazyFrame) -> LazyFrame {
     let mut cols = vec![];
     let carried = columns(rules);
@@ -277,6 +278,10 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame) -> LazyFrame {
         lit(NULL).cast(DataType::UInt32),
     );
     cols.push(index.alias(CLASS_INDEX));
+    // The metrics the query leaves out are null here, as in a log without their fields.
+    for name in rules.adapter_metrics() {
+        cols.push(lit(NULL).cast(DataType::Float64).alias(name.as_str()));
+    }
     let dropped: Vec<String> = carried
         .iter()
         .map(|(n, _)| format!("{CARRIED_PREFIX}{n}"))

@@ -2,6 +2,7 @@
 //! here is sorted and rounded before it is stored, so the same input gives byte-identical
 //! output in every format.
 
+use crate::catalogue::Clock;
 use serde::Serialize;
 
 pub const PERCENTILE_METHOD: &str =
@@ -80,6 +81,10 @@ pub struct Summary {
     pub failures: u64,
     pub classes: Vec<ClassRow>,
     pub metrics: Vec<MetricRow>,
+    /// Named metrics no input can compute (a field each needs is in no input), left out
+    /// of `metrics`; absent when every one is there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metrics_left_out: Vec<LeftOut>,
     pub quality: Vec<QualityRow>,
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -367,6 +372,93 @@ pub struct ClassRow {
     pub look_at: String,
     pub layer: String,
     pub next_check: String,
+}
+
+/// A named metric a summary leaves out: no input can compute it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    pub name: String,
+    pub label: String,
+    /// The clocks its time figures count on (`catalogue::Field::clock`).
+    pub clocks: Vec<Clock>,
+    /// Whether some input has a figure on each of those clocks (a field it needs is
+    /// missing, not the whole clock).
+    pub clock_kept: bool,
+}
+
+impl LeftOut {
+    /// The metrics the plan leaves out, as a summary names them.
+    /// `uncomputable` are their names (`Plan::uncomputable`), `clocks` the clocks the
+    /// inputs keep (`Plan::clocks`).
+    pub fn of(
+        rules: &crate::ruleset::RuleSet,
+        uncomputable: &[String],
+        clocks: &std::collections::BTreeSet<Clock>,
+    ) -> Vec<LeftOut> {
+        let kept = clocks;
+        rules
+            .reported_metrics()
+            .into_iter()
+            .filter(|m| uncomputable.contains(&m.name))
+            .map(|m| {
+                let mut clocks: Vec<Clock> = rules
+                    .fields_of(&m.name)
+                    .iter()
+                    .filter_map(|f| crate::catalogue::field(f)?.clock())
+                    .collect();
+                clocks.sort();
+                clocks.dedup();
+                LeftOut {
+                    name: m.name.clone(),
+                    label: m.label.clone().unwrap_or_else(|| m.name.clone()),
+                    clock_kept: clocks.iter().all(|c| kept.contains(c)),
+                    clocks,
+                }
+            })
+            .collect()
+    }
+
+    /// The lines a rendered summary says them in: by name where the inputs keep their
+    /// clock, by clock where no input has a figure on it.
+    pub fn lines(left_out: &[LeftOut]) -> Vec<String> {
+        let mut out = vec![];
+        let named: Vec<&str> = left_out
+            .iter()
+            .filter(|m| m.clock_kept)
+            .map(|m| m.label.as_str())
+            .collect();
+        if !named.is_empty() {
+            out.push(format!(
+                "Not computable from these inputs (a field each needs is in no input): {}",
+                named.join("; ")
+            ));
+        }
+        let mut clocks: Vec<&str> = left_out
+            .iter()
+            .filter(|m| !m.clock_kept)
+            .flat_map(|m| m.clocks.iter().map(|c| c.describe()))
+            .collect();
+        clocks.sort();
+        clocks.dedup();
+        let n = left_out.iter().filter(|m| !m.clock_kept).count();
+        if n > 0 {
+            out.push(format!(
+                "Left out: {n} metric{} on {} clock, which no input has a figure on",
+                if n == 1 { "" } else { "s" },
+                join_or(&clocks)
+            ));
+        }
+        out
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn join_or(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

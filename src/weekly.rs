@@ -377,9 +377,15 @@ fn is_failure() -> Expr {
 }
 
 /// Compute the report data from an analysed frame (`analyze::run(..).frame`).
-/// `period`: `None` chooses it from the span of the timestamps.
-pub fn build(rules: &RuleSet, frame: &DataFrame, period: Option<Period>) -> Result<Weekly> {
-    build_inner(rules, frame, period).map_err(|e| match e {
+/// `period`: `None` chooses it from the span of the timestamps. `uncomputable`: the named
+/// metrics no input can compute (`Plan::uncomputable`), left out of the metric tables.
+pub fn build(
+    rules: &RuleSet,
+    frame: &DataFrame,
+    period: Option<Period>,
+    uncomputable: &[String],
+) -> Result<Weekly> {
+    build_inner(rules, frame, period, uncomputable).map_err(|e| match e {
         Inner::Polars(e) => internal(e),
         Inner::Usage(e) => e,
     })
@@ -400,6 +406,7 @@ fn build_inner(
     rules: &RuleSet,
     frame: &DataFrame,
     period: Option<Period>,
+    uncomputable: &[String],
 ) -> std::result::Result<Weekly, Inner> {
     let class_order: Vec<String> = rules
         .class_order()
@@ -530,6 +537,7 @@ fn build_inner(
     let reported = rules.reported_metrics();
     let metrics: Vec<MetricInfo> = reported
         .iter()
+        .filter(|m| !uncomputable.contains(&m.name))
         .map(|m| MetricInfo {
             name: m.name.clone(),
             label: m.label.clone().unwrap_or_else(|| m.name.clone()),

@@ -56,13 +56,23 @@ fn missing_points_stay_null_and_out_of_the_percentiles() {
     // The article gives no upstream end: the window is null, never 0.
     assert_eq!(f64_col(&a, "upstream_done_ms"), vec![None, None, None]);
     assert_eq!(f64_col(&a, "generation_window_ms"), vec![None, None, None]);
-    let window = a
+    // No input has t6, so no request can have a window: the summary leaves the metric
+    // out and names it, rather than show a row of nulls (or zeros).
+    assert!(!a
         .summary
         .metrics
         .iter()
+        .any(|m| m.name == "generation_window_ms"));
+    let left_out = a
+        .summary
+        .metrics_left_out
+        .iter()
         .find(|m| m.name == "generation_window_ms")
         .unwrap();
-    assert_eq!((window.pct.n, window.nulls, window.pct.p50), (0, 3, None));
+    assert!(
+        left_out.clock_kept,
+        "t6 is on the gateway's clock, which the traces keep"
+    );
 
     // An empty CSV cell is null too.
     let dir = tempfile::tempdir().unwrap();
@@ -115,6 +125,29 @@ fn zeros_that_mean_missing_are_reported_not_fixed() {
         .find(|q| q.check == "out_of_order")
         .unwrap();
     assert_eq!(q.examples, vec!["z1".to_string()]);
+}
+
+#[test]
+fn a_zero_is_judged_against_later_points_of_its_own_clock_only() {
+    // z1's first event is 0 while its end (same clock) is positive: probably "missing".
+    // c1's is 0 too, but the only later figure is a benchmark client's, on another clock.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("clocks.csv");
+    std::fs::write(
+        &csv,
+        "request_id,first_sse_event_ms,total_handler_ms,client_ttft_ms\n\
+         z1,0,900,\n\
+         c1,0,,500\n",
+    )
+    .unwrap();
+    let a = run(&gateway(), &[csv]);
+    let q = a
+        .summary
+        .quality
+        .iter()
+        .find(|q| q.check == "zero_as_missing")
+        .unwrap();
+    assert_eq!((q.count, q.examples.clone()), (1, vec!["z1".to_string()]));
 }
 
 #[test]

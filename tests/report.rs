@@ -307,7 +307,13 @@ fn the_median_timeline_skips_missing_phases() {
     // null, never 0, and are not drawn.
     let rules = RuleSet::gateway().unwrap();
     let a = run(&rules, &[fixture("traces/traces.jsonl")]);
-    let w = weekly::build(&rules, &a.frame, None).unwrap();
+    let left_out: Vec<String> = a
+        .summary
+        .metrics_left_out
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    let w = weekly::build(&rules, &a.frame, None, &left_out).unwrap();
     assert_eq!(w.period, Period::Hour);
     let idx = |n: &str| w.phases.iter().position(|p| p.name == n).unwrap();
     assert_eq!(w.waterfall.len(), 3);

@@ -5,6 +5,7 @@
 use super::markdown::{code, header, md, row};
 use super::{fit, fmt_num, fmt_q, fmt_share, render, table, Width};
 use crate::compare::{fmt_p, Comparison, MetricComparison, Shift, MANN_WHITNEY_METHOD};
+use crate::summary::LeftOut;
 
 /// A signed figure: `+12.5`, `-3.0`, `0.0`.
 /// A metric's p50/p95/p99 cells for A and B, each `fmt_q`: a percentile its cohort cannot
@@ -139,6 +140,9 @@ pub fn terminal(c: &Comparison, width: Width) -> String {
         }
     }
     line(render(t, width));
+    for l in LeftOut::lines(&c.metrics_left_out) {
+        line(l);
+    }
     line(String::new());
 
     line("Class mix — share of each cohort's requests".into());
@@ -294,6 +298,9 @@ pub fn markdown(c: &Comparison) -> String {
                 },
             ]));
         }
+    }
+    for l in LeftOut::lines(&c.metrics_left_out) {
+        out.push_str(&format!("\n{}\n", md(&l)));
     }
     out.push('\n');
 

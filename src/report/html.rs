@@ -13,7 +13,7 @@ use super::markdown::{
 };
 use super::{fmt_num, fmt_pct, fmt_q, fmt_share};
 use crate::stats::support;
-use crate::summary::Summary;
+use crate::summary::{LeftOut, Summary};
 use crate::weekly::{Cdf, GroupMetrics, Weekly, CDF_STEPS, NONE_KEY};
 
 const WATERFALL_CAPTION: &str = "Median duration of each phase per class, over the requests that have the phase, stacked in timeline order: local phases (auth, distribution, body read) up to t1, then t1→t2 … t6→t7. A phase no request of the class has is left out, never drawn as 0. Medians of phases do not add up to the median end-to-end time (black tick).";
@@ -1213,6 +1213,15 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
             out,
             "<p>p50/p95/p99 of each named metric per {what}, failures included; n (in the tooltips) counts the requests that have the figure.</p>"
         );
+        // Once, under the first of the two tables.
+        let left_out = if what == "model" {
+            LeftOut::lines(&s.metrics_left_out)
+        } else {
+            vec![]
+        };
+        for l in left_out {
+            let _ = writeln!(out, "<p>{}</p>", esc(&l));
+        }
         if groups.len() <= WIDE_GROUPS {
             out.push_str(&wide_group_table(w, what, groups));
         } else {

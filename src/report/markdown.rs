@@ -3,7 +3,7 @@
 //! depends on the time of the run.
 
 use super::{fmt_num, fmt_pct, fmt_q, fmt_share};
-use crate::summary::Summary;
+use crate::summary::{LeftOut, Summary};
 use crate::weekly::{PeriodRow, TrendRow, Weekly, NONE_KEY};
 
 /// Section headings, shared with the HTML report (tests look for each of them).
@@ -663,6 +663,15 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         out.push_str(&format!(
             "p50/p95/p99 of each named metric per {what}; n counts the requests that have the figure.\n\n"
         ));
+        // Once, under the first of the two tables.
+        let left_out = if what == "model" {
+            LeftOut::lines(&s.metrics_left_out)
+        } else {
+            vec![]
+        };
+        for l in left_out {
+            out.push_str(&format!("{}\n\n", md(&l)));
+        }
         out.push_str(&header(
             &["metric", "unit", what, "requests", "n", "p50", "p95", "p99"],
             &[3, 4, 5, 6, 7],

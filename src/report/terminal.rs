@@ -5,7 +5,7 @@
 use comfy_table::{CellAlignment, Table};
 
 use super::{fit, fmt_pct, fmt_share, render, table, Renderer, Width};
-use crate::summary::{MetricRow, Summary};
+use crate::summary::{LeftOut, MetricRow, Summary};
 
 /// The terminal report at a width.
 pub struct Terminal(pub Width);
@@ -150,6 +150,9 @@ impl Renderer for Terminal {
         line(String::new());
         line("Named metrics — failures included; null where a request has no such point".into());
         line(render(metrics_table(&s.metrics), self.0));
+        for l in LeftOut::lines(&s.metrics_left_out) {
+            line(l);
+        }
         line(String::new());
         line("Data quality — flagged rows are kept and classified as they are".into());
         let mut t = table(&["check", "rows", "examples", "what it means"], 1..2);

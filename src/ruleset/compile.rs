@@ -171,15 +171,6 @@ impl<'a> Compiler<'a> {
                     .unwrap_or(false)
                     .then(|| col(format!("{n}{ESTIMATED_SUFFIX}").as_str()))
             }
-            Node::Field(_) | Node::Param(_) | Node::Num(_) | Node::Str(_) | Node::Bool(_) => {
-                return None
-            }
-            Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
-                vec![a, b]
-            }
-            Node::Not(a) | Node::Neg(a) => vec![a],
-            Node::IsNull { expr, .. } | Node::Truth { expr, .. } => vec![expr],
-            Node::InList { expr, .. } => vec![expr],
             Node::Call {
                 func: Func::Coalesce,
                 args,
@@ -209,7 +200,7 @@ impl<'a> Compiler<'a> {
                         .otherwise(acc)
                 }));
             }
-            Node::Call { args, .. } => args.iter().collect(),
+            _ => node.children(),
         };
         children
             .into_iter()

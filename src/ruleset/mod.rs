@@ -171,6 +171,66 @@ impl RuleSet {
     }
 
     /// Metrics reported with percentiles (those with a label), in file order.
+    /// The reported metrics that no row can have a value for when only the fields
+    /// `present` accepts hold values (the rest are in no input): what a summary leaves out,
+    /// naming them, instead of a row of nulls.
+    pub fn uncomputable_metrics(&self, present: &dyn Fn(&str) -> bool) -> Vec<String> {
+        let mut computable: BTreeMap<&str, bool> = BTreeMap::new();
+        // Metrics come in dependency order: each one's parts are decided before it.
+        for m in &self.metrics {
+            let known = |name: &str| computable.get(name).copied().unwrap_or(false);
+            let can = m.node.may_have_value(present, &known);
+            computable.insert(&m.name, can);
+        }
+        self.reported_metrics()
+            .into_iter()
+            .filter(|m| !computable.get(m.name.as_str()).copied().unwrap_or(false))
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    /// The metrics built on a field only a tool's adapter fills (`catalogue::ADAPTER_FIELDS`:
+    /// a relay's or a benchmark client's clock, say), in file order: what the emitted SQL
+    /// leaves out, since a table in the canonical schema has no column for them.
+    pub fn adapter_metrics(&self) -> Vec<String> {
+        self.metrics
+            .iter()
+            .filter(|m| {
+                self.fields_of(&m.name)
+                    .iter()
+                    .any(|f| crate::catalogue::is_adapter_field(f))
+            })
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    /// The catalogue fields a metric is built from, through the metrics it uses.
+    pub fn fields_of(&self, metric: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        if let Some(def) = self.metrics.iter().find(|d| d.name == metric) {
+            self.fields_in(&def.node, &mut out);
+        }
+        out
+    }
+
+    /// Adds the catalogue fields `node` reads, through the metrics it uses, to `out`.
+    fn fields_in(&self, node: &Node, out: &mut BTreeSet<String>) {
+        match node {
+            Node::Field(f) => {
+                out.insert(f.clone());
+            }
+            Node::Metric(m) => {
+                if let Some(def) = self.metrics.iter().find(|d| d.name == *m) {
+                    self.fields_in(&def.node, out);
+                }
+            }
+            n => n
+                .children()
+                .into_iter()
+                .for_each(|c| self.fields_in(c, out)),
+        }
+    }
+
     pub fn reported_metrics(&self) -> Vec<&Metric> {
         let mut v: Vec<&Metric> = self.metrics.iter().filter(|m| m.label.is_some()).collect();
         v.sort_by_key(|m| {
@@ -723,6 +783,88 @@ mod tests {
             .into_iter()
             .map(|m| (m.name, m.ty))
             .collect()
+    }
+
+    fn table(metrics: &str) -> RuleSet {
+        let src = format!("name = \"t\"\ndefault_class = \"normal\"\n{metrics}");
+        RuleSet::parse(&src, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn a_metric_is_uncomputable_exactly_when_null_propagation_leaves_it_no_value() {
+        let rules = table(
+            r#"
+[[metrics]]
+name = "gap"
+expr = "first_text_delta_ms - first_response_ms"
+label = "gap"
+doc = "d"
+[[metrics]]
+name = "either"
+expr = "coalesce(upstream_done_ms, total_handler_ms)"
+label = "either"
+doc = "d"
+[[metrics]]
+name = "built_on_gap"
+expr = "gap * 2"
+label = "built on gap"
+doc = "d"
+"#,
+        );
+        // Only first_response_ms and total_handler_ms are in any input.
+        let present = |f: &str| matches!(f, "first_response_ms" | "total_handler_ms");
+        assert_eq!(
+            rules.uncomputable_metrics(&present),
+            ["gap", "built_on_gap"],
+            "a difference needs both sides; coalesce needs one; a metric on an uncomputable one is uncomputable"
+        );
+        let all = |_: &str| true;
+        assert!(rules.uncomputable_metrics(&all).is_empty());
+        let none = |_: &str| false;
+        assert_eq!(
+            rules.uncomputable_metrics(&none),
+            ["gap", "either", "built_on_gap"]
+        );
+        assert_eq!(
+            rules
+                .fields_of("built_on_gap")
+                .into_iter()
+                .collect::<Vec<_>>(),
+            ["first_response_ms", "first_text_delta_ms"]
+        );
+    }
+
+    #[test]
+    fn functions_follow_sql_null_propagation() {
+        let n = |src: &str| {
+            let rules = table(&format!(
+                "[[metrics]]\nname = \"m\"\nexpr = \"{src}\"\nlabel = \"m\"\ndoc = \"d\"\n"
+            ));
+            rules
+                .uncomputable_metrics(&|f: &str| f == "total_handler_ms")
+                .is_empty()
+        };
+        assert!(n("total_handler_ms"));
+        assert!(!n("upstream_done_ms"));
+        assert!(!n("greatest(total_handler_ms, upstream_done_ms)"));
+        assert!(n("coalesce(upstream_done_ms, total_handler_ms)"));
+        assert!(!n("abs(auth_ms)"));
+        // Conditions: IS NULL always has a value; FALSE AND NULL is FALSE.
+        let absent = || Box::new(Node::Field("upstream_done_ms".into()));
+        let field = |f: &str| f == "total_handler_ms";
+        let metric = |_: &str| false;
+        let is_null = Node::IsNull {
+            expr: absent(),
+            negated: false,
+        };
+        assert!(is_null.may_have_value(&field, &metric));
+        let cmp = Node::Cmp(types::Cmp::Gt, absent(), Box::new(Node::Num(1.0)));
+        assert!(!cmp.may_have_value(&field, &metric));
+        assert!(
+            Node::And(Box::new(cmp.clone()), Box::new(Node::Bool(false)))
+                .may_have_value(&field, &metric)
+        );
+        assert!(!Node::Not(Box::new(cmp)).may_have_value(&field, &metric));
     }
 
     #[test]

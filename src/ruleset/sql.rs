@@ -257,15 +257,6 @@ impl Emitter<'_> {
                     .unwrap_or(false)
                     .then(|| self.col(&format!("{n}{ESTIMATED_SUFFIX}")))
             }
-            Node::Field(_) | Node::Param(_) | Node::Num(_) | Node::Str(_) | Node::Bool(_) => {
-                return None
-            }
-            Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
-                vec![a, b]
-            }
-            Node::Not(a) | Node::Neg(a) => vec![a],
-            Node::IsNull { expr, .. } | Node::Truth { expr, .. } => vec![expr],
-            Node::InList { expr, .. } => vec![expr],
             Node::Call {
                 func: Func::Coalesce,
                 args,
@@ -296,7 +287,7 @@ impl Emitter<'_> {
                 case.push_str(" ELSE FALSE END");
                 return Some(case);
             }
-            Node::Call { args, .. } => args.iter().collect(),
+            _ => node.children(),
         };
         children
             .into_iter()
@@ -327,8 +318,12 @@ fn metric_refs<'n>(node: &'n Node, out: &mut Vec<&'n str>) {
 fn metric_levels(rules: &RuleSet) -> Vec<Vec<usize>> {
     let mut level: BTreeMap<&str, usize> = BTreeMap::new();
     let mut levels: Vec<Vec<usize>> = vec![];
+    let off = rules.adapter_metrics();
     // `rules.metrics` is in dependency order: a metric's inputs already have a level.
     for (i, m) in rules.metrics.iter().enumerate() {
+        if off.contains(&m.name) {
+            continue;
+        }
         let mut refs = vec![];
         metric_refs(&m.node, &mut refs);
         let l = refs
@@ -462,17 +457,20 @@ fn quality_flag(rules: &RuleSet, e: &Emitter, check: &quality::Check) -> String 
             }
             format!("({})", any(terms))
         }
+        // Over the canonical columns: the adapter-only fields are not in such a table
+        // (`catalogue::ADAPTER_FIELDS`).
         "negative" => format!(
             "({})",
             any(FIELDS
                 .iter()
-                .filter(|f| f.kind.is_timing())
+                .filter(|f| f.kind.is_timing() && !catalogue::is_adapter_field(f.name))
                 .map(|f| format!("{} < 0e0", c(f.name)))
                 .collect())
         ),
         "zero_as_missing" => {
             let points: Vec<(&str, catalogue::Event)> = FIELDS
                 .iter()
+                .filter(|f| !catalogue::is_adapter_field(f.name))
                 .filter_map(|f| match f.kind {
                     Kind::Point { marks, .. } => Some((f.name, marks)),
                     _ => None,
@@ -483,7 +481,7 @@ fn quality_flag(rules: &RuleSet, e: &Emitter, check: &quality::Check) -> String 
                 .map(|(name, marks)| {
                     let later = any(points
                         .iter()
-                        .filter(|(_, m)| m > marks)
+                        .filter(|(_, m)| m > marks && m.clock() == marks.clock())
                         .map(|(n, _)| format!("{} > 0e0", c(n)))
                         .collect());
                     format!("{} = 0e0 AND ({later})", c(name))
@@ -511,7 +509,10 @@ fn quality_flag(rules: &RuleSet, e: &Emitter, check: &quality::Check) -> String 
             "({})",
             any(FIELDS
                 .iter()
-                .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase))
+                .filter(|f| {
+                    matches!(f.kind, Kind::Point { .. } | Kind::Phase)
+                        && !catalogue::is_adapter_field(f.name)
+                })
                 .map(|f| format!("{} > {}", c(f.name), number(MAX_PLAUSIBLE_MS)))
                 .collect())
         ),
@@ -578,6 +579,15 @@ pub fn rows_query(rules: &RuleSet, d: Dialect, table: &str) -> Result<String> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    let off = rules.adapter_metrics();
+    if !off.is_empty() {
+        let _ = writeln!(
+            q,
+            "-- Left out: {}: built on figures only a tool's adapter reads (a relay's or a\n\
+             -- benchmark client's clock), which a table of the canonical columns does not have.",
+            off.join(", ")
+        );
+    }
     q.push_str(&with(&ctes));
     q.push_str("SELECT * FROM classified\n");
     Ok(q)
@@ -586,13 +596,14 @@ pub fn rows_query(rules: &RuleSet, d: Dialect, table: &str) -> Result<String> {
 /// The figures the summary reports percentiles of: end-to-end, then every named metric.
 pub fn summary_figures(rules: &RuleSet) -> Vec<String> {
     let e2e = "total_handler_ms".to_string();
+    let off = rules.adapter_metrics();
     std::iter::once(e2e.clone())
         .chain(
             rules
                 .reported_metrics()
                 .iter()
                 .map(|m| m.name.clone())
-                .filter(|n| *n != e2e),
+                .filter(|n| *n != e2e && !off.contains(n)),
         )
         .collect()
 }

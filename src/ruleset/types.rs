@@ -182,6 +182,62 @@ pub enum Node {
     },
 }
 
+impl Node {
+    /// The expressions this one is built from, in order (none for a name or a literal).
+    pub fn children(&self) -> Vec<&Node> {
+        match self {
+            Node::Field(_)
+            | Node::Metric(_)
+            | Node::Param(_)
+            | Node::Num(_)
+            | Node::Str(_)
+            | Node::Bool(_) => vec![],
+            Node::Arith(_, a, b) | Node::Cmp(_, a, b) | Node::And(a, b) | Node::Or(a, b) => {
+                vec![a, b]
+            }
+            Node::Not(a) | Node::Neg(a) => vec![a],
+            Node::IsNull { expr, .. } | Node::Truth { expr, .. } => vec![expr],
+            Node::InList { expr, list, .. } => {
+                let mut v = vec![expr.as_ref()];
+                v.extend(list);
+                v
+            }
+            Node::Call { args, .. } => args.iter().collect(),
+        }
+    }
+
+    /// Whether the expression can have a value in any row, when a field `field` rejects is
+    /// null in every row and a metric `metric` rejects likewise: SQL's null propagation
+    /// read off the tree. `coalesce` needs one argument with a value, `AND`/`OR` one side
+    /// (`FALSE AND NULL` is `FALSE`), `IS [NOT] NULL` and `IS [NOT] TRUE` always have one;
+    /// everything else needs all of its parts (greatest/least are null when an argument is).
+    pub fn may_have_value(
+        &self,
+        field: &dyn Fn(&str) -> bool,
+        metric: &dyn Fn(&str) -> bool,
+    ) -> bool {
+        let any = || {
+            self.children()
+                .iter()
+                .any(|c| c.may_have_value(field, metric))
+        };
+        match self {
+            Node::Field(f) => field(f),
+            Node::Metric(m) => metric(m),
+            Node::IsNull { .. } | Node::Truth { .. } => true,
+            Node::And(..) | Node::Or(..) => any(),
+            Node::Call {
+                func: Func::Coalesce,
+                ..
+            } => any(),
+            _ => self
+                .children()
+                .iter()
+                .all(|c| c.may_have_value(field, metric)),
+        }
+    }
+}
+
 /// A type error, located by the span of the expression text it concerns.
 #[derive(Debug, Clone)]
 pub struct CheckError {

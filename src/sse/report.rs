@@ -37,7 +37,7 @@ pub fn terminal(streams: &[Stream], width: Width) -> String {
             comments,
         ));
         out.push_str(&format!(
-            "  first output  {} (effective output or visible text)\n  first text    {}\n  usage         input {} tokens, output {} tokens (the stream's own usage; — where it has none)\n",
+            "  first output  {} (effective output or visible text)\n  first text    {}\n  usage         input {} tokens, output {} tokens (from the stream's usage)\n",
             record(s.first_effective_output),
             record(s.first_visible_text),
             or_dash(s.input_tokens),
@@ -56,15 +56,15 @@ pub fn terminal(streams: &[Stream], width: Width) -> String {
 #[derive(Serialize)]
 struct Doc<'a> {
     tool: &'static str,
-    /// How records are numbered and what the kinds mean, so the JSON stands alone.
-    records: &'static str,
+    /// How records are numbered, so the JSON stands alone.
+    numbering: &'static str,
     streams: &'a [Stream],
 }
 
 pub fn json(streams: &[Stream]) -> String {
     let doc = Doc {
         tool: concat!("tracediag ", env!("CARGO_PKG_VERSION")),
-        records: "comments and events in file order, numbered from 1; first_effective_output is the first effective output or visible text",
+        numbering: "comments and events in file order, numbered from 1; first_effective_output is the first effective output or visible text",
         streams,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("a stream summary always serializes");

@@ -28,8 +28,17 @@ use std::process::{Command, Stdio};
 /// `completion_tokens`; `response.completed`'s `usage`; Anthropic's last `input_tokens`
 /// of `message_start`/`message_delta` and the last `message_delta` `output_tokens`;
 /// Gemini's last `promptTokenCount`, and `candidatesTokenCount` + `thoughtsTokenCount`).
+type Expected = (
+    &'static str,
+    usize,
+    usize,
+    [usize; 5],
+    Option<u64>,
+    Option<u64>,
+);
+
 #[rustfmt::skip]
-const STREAMS: &[(&str, usize, usize, [usize; 5], Option<u64>, Option<u64>)] = &[
+const STREAMS: &[Expected] = &[
     ("anthropic_basic_response.sse", 9, 9, [5, 1, 0, 3, 0], Some(11), Some(6)),
     ("anthropic_fable-fallback_stream-a-refusal.sse", 14, 14, [9, 1, 3, 1, 0], Some(28), Some(106)),
     // message_start says 612 input tokens, the (cumulative) message_delta 28: the last wins.

@@ -178,6 +178,10 @@ fn read_payload(data: &str) -> Read {
     }
 }
 
+/// How many distinct event names a refusal lists, and how much of each.
+const NAMES_SHOWN: usize = 10;
+const NAME_CHARS: usize = 40;
+
 fn build(path: &Path, text: &str) -> Result<Stream> {
     let lines = capture::lines(text)
         .map_err(|e| Error::input(path, format!("line {}: {}", e.line, e.message)))?;
@@ -254,6 +258,23 @@ fn build(path: &Path, text: &str) -> Result<Stream> {
             let mut names: Vec<String> = kept.iter().filter_map(|(r, _)| name_of(r)).collect();
             names.sort();
             names.dedup();
+            // Names only, and a few of them, cut short: a file of anything could name
+            // its events anything.
+            let more = names.len().saturating_sub(NAMES_SHOWN);
+            names.truncate(NAMES_SHOWN);
+            let mut names: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    let mut s: String = n.chars().take(NAME_CHARS).flat_map(char::escape_debug).collect();
+                    if n.chars().count() > NAME_CHARS {
+                        s.push('…');
+                    }
+                    s
+                })
+                .collect();
+            if more > 0 {
+                names.push(format!("… ({more} more)"));
+            }
             let events = kept.iter().filter(|(_, p)| p.is_some()).count();
             Error::input(
                 path,
@@ -405,4 +426,57 @@ fn check_times(path: &Path, lines: &[Line<'_>], sent_ns: i64) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(text: &str) -> Stream {
+        build(Path::new("t.sse"), text).unwrap()
+    }
+
+    const CHUNK: &str =
+        r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"a"}}]}"#;
+
+    #[test]
+    fn done_with_padding_and_no_trailing_newline_ends_the_stream() {
+        let s = stream(&format!("{CHUNK}\n\ndata: [DONE]   "));
+        assert_eq!((s.events, s.outcome, s.complete), (2, Outcome::Ok, true));
+        assert_eq!(s.kinds.envelope, 1);
+        assert!(s.notes.is_empty(), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn a_sent_line_without_receive_times_is_no_heartbeat_and_noted() {
+        let s = stream(&format!(": sent 1764633600\n\n{CHUNK}\n\ndata: [DONE]\n\n"));
+        assert_eq!((s.records, s.kinds.heartbeat), (2, 0));
+        assert!(s.timing.is_none());
+        assert!(s.notes[0].starts_with("a `: sent` time (line 1) but no receive times"));
+    }
+
+    #[test]
+    fn the_last_usage_wins_and_is_never_summed() {
+        let start = r#"data: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}"#;
+        let delta =
+            |n: u64| format!(r#"data: {{"type":"message_delta","usage":{{"output_tokens":{n}}}}}"#);
+        let text = format!(
+            "event: message_start\n{start}\n\nevent: message_delta\n{}\n\nevent: message_delta\n{}\n\nevent: message_stop\ndata: {{}}\n\n",
+            delta(7),
+            delta(9)
+        );
+        let s = stream(&text);
+        assert_eq!((s.input_tokens, s.output_tokens), (Some(5), Some(9)));
+    }
+
+    #[test]
+    fn a_keepalive_comment_is_not_t3() {
+        let text = format!(
+            "10 : sent 10\n10 \n11 : keep-alive\n11 \n12 {CHUNK}\n12.5 \n13 data: [DONE]\n13 \n"
+        );
+        let t = stream(&text).timing.unwrap();
+        assert_eq!(t.first_sse_event_ms, Some(2500.0));
+        assert_eq!(t.first_text_delta_ms, Some(2500.0));
+        assert_eq!(t.upstream_done_ms, Some(3000.0));
+    }
 }

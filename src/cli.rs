@@ -143,6 +143,23 @@ enum Command {
         concat!(exit_2!(), exit_130!())
     ))]
     Report(ReportArgs),
+    /// Classify the events of recorded SSE streams; a timed capture becomes a gateway
+    /// row (t3..t6, usage) for `analyze`.
+    ///
+    /// Reads response bodies of OpenAI Chat Completions, OpenAI Responses, Anthropic
+    /// Messages and Gemini alt=sse (the API is told from the events). Without receive
+    /// times: per stream, the API, the records of each kind (envelope, heartbeat,
+    /// effective output, visible text, error), where output and text begin, the usage and
+    /// the outcome. A capture whose lines begin with their receive time (`curl -sN … | ts
+    /// '%.s'`) and which holds a `: sent <unix seconds>` line gives one JSON line per
+    /// stream in the gateway schema instead, counted from the send time (t0).
+    #[command(after_help = after_help!(
+        "  tracediag sse body.sse --format json\n\
+         \x20 tracediag sse capture.sse | tracediag analyze -\n\
+         \x20 tracediag sse a.sse b.sse --out rows.jsonl\n",
+        concat!(exit_2!(), exit_130!())
+    ))]
+    Sse(SseArgs),
     /// List the canonical input fields, their origins and accepted column names.
     #[command(after_help = after_help!(
         "  tracediag fields\n\
@@ -154,6 +171,23 @@ enum Command {
         #[arg(long, value_enum, default_value = "gateway")]
         catalogue: CatalogueArg,
     },
+}
+
+#[derive(Debug, Args)]
+struct SseArgs {
+    /// Recorded SSE bodies or timed captures, one stream per file (all timed or none).
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<PathBuf>,
+    /// Untimed bodies: the summary's format on stdout (timed captures give JSON lines).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Timed captures: write the gateway rows here (.jsonl, .csv or .parquet) instead of
+    /// stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -972,6 +1006,58 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
     Ok(())
 }
 
+/// `sse`: the untimed summary on stdout, or the timed captures' gateway rows (stdout or
+/// `--out`); each stream's notes on stderr.
+fn sse_cmd(a: SseArgs) -> Result<()> {
+    use tracediag::sse;
+    let out_format = match &a.out {
+        Some(p) => Some(output::check_target(p, &a.inputs, a.force)?),
+        None => None,
+    };
+    let streams = a
+        .inputs
+        .iter()
+        .map(|p| sse::read(p))
+        .collect::<Result<Vec<_>>>()?;
+    let timed = streams.iter().find(|s| s.timing.is_some());
+    let untimed = streams.iter().find(|s| s.timing.is_none());
+    if let (Some(t), Some(u)) = (timed, untimed) {
+        return Err(Error::Usage(format!(
+            "{} has receive times and {} has none: read timed captures and bodies in separate runs",
+            t.file, u.file
+        )));
+    }
+    for s in &streams {
+        for n in &s.notes {
+            say!("tracediag: note: {}: {n}", s.file);
+        }
+    }
+    if timed.is_some() {
+        if a.format.is_some() {
+            return Err(Error::Usage(
+                "--format applies to bodies without receive times; timed captures give gateway rows as JSON lines (or --out)".into(),
+            ));
+        }
+        let df = sse::rows::frame(&streams)?;
+        return match (&a.out, out_format) {
+            (Some(path), Some(fmt)) => write_rows(df, path, fmt),
+            _ => {
+                let mut df = df;
+                emit(&sse::rows::json_lines(&mut df)?)
+            }
+        };
+    }
+    if a.out.is_some() {
+        return Err(Error::Usage(
+            "--out writes the gateway rows of timed captures; these bodies have no receive times (see `tracediag sse --help`)".into(),
+        ));
+    }
+    emit(&match a.format.unwrap_or(Format::Table) {
+        Format::Table => sse::report::terminal(&streams, width()),
+        Format::Json => sse::report::json(&streams),
+    })
+}
+
 /// Run the command line; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
@@ -998,6 +1084,7 @@ pub fn main() -> i32 {
         },
         Command::Explain(a) => explain_cmd(a),
         Command::Report(a) => report_cmd(a),
+        Command::Sse(a) => sse_cmd(a),
         Command::Fields { catalogue } => emit(&report::rules::fields_terminal(
             match catalogue {
                 CatalogueArg::Gateway => Catalogue::Gateway,

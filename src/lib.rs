@@ -23,6 +23,7 @@ pub mod report;
 pub mod ruleset;
 pub mod source;
 pub mod sql_result;
+pub mod sse;
 pub mod stats;
 pub mod summary;
 pub mod throughput;

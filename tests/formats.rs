@@ -302,10 +302,15 @@ fn real_new_api_rows_are_read_by_their_adapter() {
         },
     )
     .expect("a new-api log is read");
-    assert_eq!(a.plan.inputs[0].format, tracediag::source::InputFormat::NewApi);
+    assert_eq!(
+        a.plan.inputs[0].format,
+        tracediag::source::InputFormat::NewApi
+    );
     let notes = &a.summary.notes;
     assert!(
-        notes.iter().any(|n| n.contains("left out 2 manage/top-up rows (type ≠ 2)")),
+        notes
+            .iter()
+            .any(|n| n.contains("left out 2 manage/top-up rows (type ≠ 2)")),
         "{notes:?}"
     );
 }

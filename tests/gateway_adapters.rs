@@ -88,8 +88,19 @@ fn metrics_with_values_and_no_identifier_in_clear() {
             .filter_map(|m| m["name"].as_str())
             .collect();
         assert_eq!(timed, metrics, "{file}");
-        for canary in ["admin", "zhutao", "openclaw", "alice", "10.0.0.7", "88dc28d0", "管理员"] {
-            assert!(!o.contains(canary) && !e.contains(canary), "{file}: {canary} leaked");
+        for canary in [
+            "admin",
+            "zhutao",
+            "openclaw",
+            "alice",
+            "10.0.0.7",
+            "88dc28d0",
+            "管理员",
+        ] {
+            assert!(
+                !o.contains(canary) && !e.contains(canary),
+                "{file}: {canary} leaked"
+            );
         }
     }
 }
@@ -146,7 +157,14 @@ fn detected_by_content_and_forceable() {
         let p = path.to_str().unwrap();
         for args in [
             vec!["analyze", p, "--format", "json"],
-            vec!["analyze", p, "--format", "json", "--input-format", "new-api"],
+            vec![
+                "analyze",
+                p,
+                "--format",
+                "json",
+                "--input-format",
+                "new-api",
+            ],
         ] {
             let got = json(&args);
             assert_eq!(got["rows"], want["rows"], "{args:?}");

@@ -67,7 +67,12 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
         .collect();
     let log = col("ai_log").str().json_decode(DataType::Struct(fields));
     let field = |k: &str| log.clone().struct_().field_by_name(k);
-    let ms = |k: &str| field(k).str().strip_chars(lit(NULL)).cast(DataType::Float64);
+    let ms = |k: &str| {
+        field(k)
+            .str()
+            .strip_chars(lit(NULL))
+            .cast(DataType::Float64)
+    };
     Ok(Adapted {
         frame: raw.select([
             field("model").alias("model"),

@@ -101,7 +101,11 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
         raw = raw.with_column(
             when(seconds.clone().is_not_null())
                 .then(seconds * lit(1000.0))
-                .otherwise(col(timestamp::PARSED).cast(DataType::Int64).cast(DataType::Float64))
+                .otherwise(
+                    col(timestamp::PARSED)
+                        .cast(DataType::Int64)
+                        .cast(DataType::Float64),
+                )
                 .alias(out),
         );
     }
@@ -159,7 +163,10 @@ mod tests {
             ),
         );
         assert_eq!(floats(&df, "upstream_first_chunk_ms"), [Some(250.0), None]);
-        assert_eq!(floats(&df, "upstream_elapsed_ms"), [Some(1500.0), Some(1500.0)]);
+        assert_eq!(
+            floats(&df, "upstream_elapsed_ms"),
+            [Some(1500.0), Some(1500.0)]
+        );
         assert!(df.column("api_key").is_err() && df.column("messages").is_err());
     }
 

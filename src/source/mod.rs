@@ -130,9 +130,7 @@ pub struct Adapted {
 fn check_adapted(path: &Path, policy: BadRowPolicy) -> Result<rowcheck::Checked> {
     match sniff::physical(path)? {
         Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy),
-        Content::Log(InputFormat::Csv) => {
-            rowcheck::check_csv(path, csv::separator(path), policy)
-        }
+        Content::Log(InputFormat::Csv) => rowcheck::check_csv(path, csv::separator(path), policy),
         _ => Ok(rowcheck::Checked::default()),
     }
 }

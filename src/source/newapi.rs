@@ -100,9 +100,7 @@ const SPANS: [&str; 5] = [
 /// the bare `request_timing` record.
 pub fn recognises(columns: &[String]) -> bool {
     let has = |k: &str| columns.iter().any(|c| c == k);
-    (has("model_name")
-        && (has("use_time") || has("elapsed_time"))
-        && (has("type") || has("other")))
+    (has("model_name") && (has("use_time") || has("elapsed_time")) && (has("type") || has("other")))
         || (has("request_timing") && !has("model_name"))
 }
 
@@ -260,12 +258,7 @@ fn columns() -> Vec<Expr> {
     let name = text("channel_name");
     let channel = when(name.clone().is_not_null())
         .then(concat_str(
-            [
-                id.clone().fill_null(lit("?")),
-                lit(" ("),
-                name,
-                lit(")"),
-            ],
+            [id.clone().fill_null(lit("?")), lit(" ("), name, lit(")")],
             "",
             false,
         ))
@@ -356,10 +349,17 @@ mod tests {
         assert_eq!(strings(&df, "outcome"), [None, Some("ok".into())]);
         assert_eq!(
             strings(&df, "channel"),
-            [Some("1 (MiniMax)".into()), Some("24 (llm-default-claude)".into())]
+            [
+                Some("1 (MiniMax)".into()),
+                Some("24 (llm-default-claude)".into())
+            ]
         );
         assert_eq!(floats(&df, "total_handler_ms"), [None, None]);
-        assert!(a.notes[0].starts_with("left out 2 manage/top-up rows"), "{:?}", a.notes);
+        assert!(
+            a.notes[0].starts_with("left out 2 manage/top-up rows"),
+            "{:?}",
+            a.notes
+        );
         let ts = df
             .column("timestamp")
             .unwrap()
@@ -383,8 +383,8 @@ mod tests {
         assert_eq!(floats(&df, "relay_total_ms"), [None]);
         assert!(notes.is_empty(), "{notes:?}");
 
-        let other = serde_json::to_string(&format!(r#"{{"frt":-1000,"request_timing":{rt}}}"#))
-            .unwrap();
+        let other =
+            serde_json::to_string(&format!(r#"{{"frt":-1000,"request_timing":{rt}}}"#)).unwrap();
         let page = format!(
             r#"{{"success":true,"data":{{"items":[{{"type":2,"model_name":"m","use_time":1,"other":{other},"content":"secret"}},{{"type":"1","model_name":"","use_time":0,"other":""}}],"total":2}}}}"#
         );
@@ -393,7 +393,10 @@ mod tests {
         assert_eq!(floats(&df, "total_handler_ms"), [Some(1320.0)]);
         assert_eq!(floats(&df, "relay_first_response_ms"), [None]);
         assert_eq!(floats(&df, "relay_total_ms"), [Some(1000.0)]);
-        assert!(notes[0].starts_with("left out 1 manage/top-up row "), "{notes:?}");
+        assert!(
+            notes[0].starts_with("left out 1 manage/top-up row "),
+            "{notes:?}"
+        );
         // A span the PR omits stays null, and so does the sum it is part of.
         let (df, _) = read(
             "partial.jsonl",

@@ -37,8 +37,8 @@
 //! - Only consume rows (`type` 2) are requests; top-up (1), manage (3), system (4), error
 //!   (5), refund (6) rows are left out and counted in a note. A row without `type` (the
 //!   bare `request_timing` object) is kept.
-//! - `created_at` (Unix seconds, written when the consume log is recorded, after the
-//!   response) → timestamp; `model_name` → model; `group`; `channel` (its id; the `logs`
+//! - `created_at` (Unix seconds: when the log row was written, which for a consume row
+//!   is not the request's arrival) → timestamp; `model_name` → model; `group`; `channel` (its id; the `logs`
 //!   table calls it `channel_id`) with `channel_name` when the log has it (admin queries
 //!   only) → channel, as `24 (llm-default-claude)`; `prompt_tokens`, `completion_tokens`;
 //!   `other.cache_tokens` → cached_tokens; `is_stream`; `request_id`, else the row `id`

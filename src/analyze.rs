@@ -590,6 +590,11 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             input.path.display()
         ));
     }
+    for input in inputs {
+        for note in &input.notes {
+            notes.push(format!("{}: {note}", input.path.display()));
+        }
+    }
     for (i, input) in inputs.iter().enumerate() {
         let path = input.path.display().to_string();
         if timed.get(&vec![index_key(i)]).copied().unwrap_or(0) == 0 {

@@ -481,6 +481,55 @@ pub static FIELDS: &[Field] = &[
         doc: "client address; an identifier: written as a salted hash unless --keep-ids",
         baseline: false,
     },
+    Field {
+        name: "upstream_first_chunk_ms",
+        kind: point(Event::T1, Event::T3),
+        aliases: &[],
+        doc: "t1 → t3: first response chunk, counted from the upstream call's start (LiteLLM's completionStartTime − startTime), not from t0",
+        baseline: false,
+    },
+    Field {
+        name: "upstream_elapsed_ms",
+        kind: point(Event::T1, Event::T6),
+        aliases: &[],
+        doc: "t1 → t6: the upstream call's end, counted from its start (LiteLLM's endTime − startTime), not from t0",
+        baseline: false,
+    },
+    Field {
+        name: "gateway_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "new-api `request_timing` (PR 6755): gateway entry to the upstream attempt; which mark ends it (relay start or upstream start) the PR does not say",
+        baseline: false,
+    },
+    Field {
+        name: "upstream_first_data_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "new-api `request_timing`: the span after gateway_ms up to the first upstream data (t3); gateway_ms + this is t0 → t3",
+        baseline: false,
+    },
+    Field {
+        name: "first_data_to_client_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "new-api `request_timing`: first upstream data to its first write to the client",
+        baseline: false,
+    },
+    Field {
+        name: "client_stream_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "new-api `request_timing`: first write to the client to the last",
+        baseline: false,
+    },
+    Field {
+        name: "finalize_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "new-api `request_timing`: the last write to the client to the log record (billing, logging)",
+        baseline: false,
+    },
 ];
 
 /// Fields that only a tool's adapter fills (`src/source/<tool>.rs`), each with the tool:

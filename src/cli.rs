@@ -217,6 +217,13 @@ enum InFormat {
     Csv,
     Jsonl,
     Json,
+    /// new-api / one-api `logs` rows (API JSON, JSON lines, CSV, Parquet).
+    #[value(name = "new-api", alias = "one-api")]
+    NewApi,
+    /// Higress ai-statistics access logs (`ai_log`).
+    Higress,
+    /// LiteLLM spend-log rows (JSON or CSV).
+    Litellm,
 }
 
 #[derive(Debug, Args)]
@@ -779,6 +786,9 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::Csv => InputFormat::Csv,
         InFormat::Jsonl => InputFormat::JsonLines,
         InFormat::Json => InputFormat::JsonArray,
+        InFormat::NewApi => InputFormat::NewApi,
+        InFormat::Higress => InputFormat::Higress,
+        InFormat::Litellm => InputFormat::LiteLlm,
     })
 }
 

@@ -323,33 +323,29 @@ fn json_arrays_json_strings_in_csv_and_dotted_columns_agree() {
     }
 }
 
-/// A real new-api `/api/log/` page (`other` is a JSON string holding pricing, not timing):
-/// refused, with the format it was read as, its keys and what it looks like, never a table
-/// of insufficient_data built on nothing.
+/// A real new-api `/api/log/` page (`other` is a JSON string holding pricing and `frt`):
+/// read by the new-api adapter, its consume rows only, as the format it was detected as.
 #[test]
-fn real_new_api_rows_without_timing_are_refused_and_said_why() {
-    let e = tracediag::analyze::run(
+fn real_new_api_rows_are_read_by_their_adapter() {
+    let a = tracediag::analyze::run(
         &gateway(),
         &tracediag::analyze::Options {
             inputs: vec![fixture("external/newapi_yushow1024_items.jsonl")],
             ..Default::default()
         },
     )
-    .err()
-    .expect("a log without any timing is refused");
-    let tracediag::error::Error::Unusable(r) = e else {
-        panic!("expected a refusal, got {e}");
-    };
-    assert_eq!(r.read_as, "JSON lines");
-    assert!(
-        r.reason
-            .contains("no row's `other` holds a `timing` object"),
-        "{}",
-        r.reason
+    .expect("a new-api log is read");
+    assert_eq!(
+        a.plan.inputs[0].format,
+        tracediag::source::InputFormat::NewApi
     );
-    assert_eq!(r.columns.len(), 20, "{:?}", r.columns);
-    assert!(r.columns.iter().any(|c| c == "other"));
-    assert!(r.looks_like.as_deref().unwrap_or("").contains("new-api"));
+    let notes = &a.summary.notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("left out 2 manage/top-up rows (type ≠ 2)")),
+        "{notes:?}"
+    );
 }
 
 /// Every command that reads logs, in every output format, on a log whose content columns

@@ -10,8 +10,11 @@ pub mod azure_requests;
 pub mod azure_windows;
 mod canonical;
 mod csv;
+pub mod higress;
 mod json;
+pub mod litellm;
 mod location;
+pub mod newapi;
 mod parquet;
 mod recognise;
 pub mod rowcheck;
@@ -51,6 +54,12 @@ pub enum InputFormat {
     JsonArray,
     /// Azure OpenAI `RequestResponse` resource logs (JSON lines), read by `azure_requests`.
     AzureRequestLog,
+    /// new-api / one-api `logs` rows (API JSON, JSON lines, CSV, Parquet), read by `newapi`.
+    NewApi,
+    /// Higress ai-statistics access logs (`ai_log`), read by `higress`.
+    Higress,
+    /// LiteLLM spend-log rows (JSON or CSV), read by `litellm`.
+    LiteLlm,
 }
 
 impl fmt::Display for InputFormat {
@@ -61,6 +70,9 @@ impl fmt::Display for InputFormat {
             InputFormat::JsonLines => "jsonl",
             InputFormat::JsonArray => "json",
             InputFormat::AzureRequestLog => "azure RequestResponse log",
+            InputFormat::NewApi => "new-api",
+            InputFormat::Higress => "higress",
+            InputFormat::LiteLlm => "litellm",
         })
     }
 }
@@ -72,6 +84,9 @@ impl InputFormat {
             "csv" => Some(InputFormat::Csv),
             "jsonl" | "ndjson" => Some(InputFormat::JsonLines),
             "json" => Some(InputFormat::JsonArray),
+            "new-api" | "newapi" | "one-api" | "oneapi" => Some(InputFormat::NewApi),
+            "higress" => Some(InputFormat::Higress),
+            "litellm" => Some(InputFormat::LiteLlm),
             _ => None,
         }
     }
@@ -98,6 +113,26 @@ pub struct Input {
     pub repaired: Option<Arc<spool::Spooled>>,
     /// JSON: the types of the values read (the schema polars reads the file with).
     pub types: rowcheck::Types,
+    /// What a tool's adapter says about the file (rows it left out, the clock its figures
+    /// count from), for the run's notes.
+    pub notes: Vec<String>,
+}
+
+/// A tool's log as its adapter read it: a raw frame whose columns carry canonical names,
+/// and what the run should note about it.
+pub struct Adapted {
+    pub frame: LazyFrame,
+    pub notes: Vec<String>,
+}
+
+/// The row check of a tool's log, by the file's physical form: JSON lines and CSV are
+/// checked row by row as any log is; an array or a document is parsed whole when read.
+fn check_adapted(path: &Path, policy: BadRowPolicy) -> Result<rowcheck::Checked> {
+    match sniff::physical(path)? {
+        Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy),
+        Content::Log(InputFormat::Csv) => rowcheck::check_csv(path, csv::separator(path), policy),
+        _ => Ok(rowcheck::Checked::default()),
+    }
 }
 
 /// Extensions of the files a directory contributes (other files in it are left alone).
@@ -342,6 +377,9 @@ fn load_one(
                 ..Default::default()
             }
         }
+        InputFormat::NewApi | InputFormat::Higress | InputFormat::LiteLlm => {
+            check_adapted(path, policy)?
+        }
         _ => rowcheck::Checked::default(),
     };
     // Rows with nothing left to read: unreadable ones, and with `skip` those left out for
@@ -365,12 +403,20 @@ fn load_one(
         ));
     }
     let repaired = checked.repaired;
+    let mut notes = vec![];
+    let mut adapted = |a: Adapted| {
+        notes = a.notes;
+        a.frame
+    };
     let mut raw = match format {
         InputFormat::Parquet => parquet::scan(path)?,
         InputFormat::Csv => csv::scan(path, repaired.as_deref())?,
         InputFormat::JsonLines => json::scan_lines(path, repaired.as_deref(), &checked.types)?,
         InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
         InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
+        InputFormat::NewApi => adapted(newapi::scan(path, repaired.as_deref())?),
+        InputFormat::Higress => adapted(higress::scan(path, repaired.as_deref())?),
+        InputFormat::LiteLlm => adapted(litellm::scan(path, repaired.as_deref())?),
     };
     let schema = raw.collect_schema().map_err(|e| {
         Error::input(
@@ -461,6 +507,7 @@ fn load_one(
             lines: checked.lines,
             repaired,
             types: checked.types,
+            notes,
         },
     ))
 }

@@ -85,18 +85,13 @@ const SIGNATURES: &[Signature] = &[
     },
     Signature {
         form: None,
-        all_of: &["model_name", "use_time", "other"],
-        says: "this looks like a new-api / one-api log: its `other` holds no `timing` object, and new-api's own `frt` and `use_time` are not read yet (their clock starts after auth and channel selection, not at the gateway's receive)",
+        all_of: &["average_ttft_ms", "average_local_extra_ttft_ms"],
+        says: "this looks like an Atoapi live summary (averages and percentiles over a run), not per-request rows; Atoapi's per-request figures are the `recent_requests` of its `GET /admin/metrics`, which tracediag does not read",
     },
     Signature {
         form: None,
-        all_of: &["request_timing"],
-        says: "this looks like new-api's proposed `request_timing` record (PR 6755); tracediag does not read it yet",
-    },
-    Signature {
-        form: None,
-        all_of: &["ai_log"],
-        says: "this looks like a Higress ai-statistics `ai_log` entry; tracediag does not read Higress logs yet",
+        all_of: &["verdict", "gzip_ab"],
+        says: "this looks like Atoapi benchmark notes (a verdict and a few examples), not per-request rows; Atoapi's per-request figures are the `recent_requests` of its `GET /admin/metrics`, which tracediag does not read",
     },
     Signature {
         form: None,

@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{azure_requests, InputFormat};
+use super::{azure_requests, higress, litellm, newapi, recognise, InputFormat};
 use crate::error::{Error, Result};
 
 /// How many bytes of a file are looked at.
@@ -35,6 +35,9 @@ impl Content {
             Content::Log(InputFormat::JsonLines) => "JSON lines",
             Content::Log(InputFormat::JsonArray) => "a JSON array",
             Content::Log(InputFormat::AzureRequestLog) => "Azure OpenAI RequestResponse log",
+            Content::Log(InputFormat::NewApi) => "new-api / one-api log",
+            Content::Log(InputFormat::Higress) => "Higress ai-statistics log",
+            Content::Log(InputFormat::LiteLlm) => "LiteLLM spend log",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -46,6 +49,62 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<Content> {
     if let Some(f) = forced {
         return Ok(Content::Log(f));
     }
+    let form = physical(path)?;
+    Ok(adapter(path, form).map_or(form, Content::Log))
+}
+
+/// The log of a tool tracediag has an adapter for, known by its column names (JSON keys,
+/// a CSV header, a Parquet schema), whatever the file's physical form.
+fn adapter(path: &Path, form: Content) -> Option<InputFormat> {
+    let columns: Vec<String> = match form {
+        Content::Log(InputFormat::JsonLines) => {
+            let line = first_line(path)?;
+            let row: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&line).ok()?;
+            let mut keys: Vec<String> = row.into_iter().map(|(k, _)| k).collect();
+            // A new-api page written on one line.
+            if keys.iter().any(|k| k == "data") {
+                keys.extend(newapi::page_columns(path));
+            }
+            keys
+        }
+        Content::Log(InputFormat::JsonArray) | Content::JsonObject => {
+            let mut keys = recognise::json_keys(path, form);
+            if form == Content::JsonObject && keys.iter().any(|k| k == "data") {
+                keys.extend(newapi::page_columns(path));
+            }
+            keys
+        }
+        Content::Log(InputFormat::Csv) => {
+            let sep = super::csv::separator(path) as char;
+            first_line(path)?
+                .split(sep)
+                .map(|c| c.trim().trim_matches('"').to_string())
+                .collect()
+        }
+        Content::Log(InputFormat::Parquet) => super::parquet::scan(path)
+            .ok()?
+            .collect_schema()
+            .ok()?
+            .iter_names()
+            .map(|n| n.to_string())
+            .collect(),
+        _ => return None,
+    };
+    if newapi::recognises(&columns) {
+        Some(InputFormat::NewApi)
+    } else if higress::recognises(&columns) {
+        Some(InputFormat::Higress)
+    } else if litellm::recognises(&columns) {
+        Some(InputFormat::LiteLlm)
+    } else {
+        None
+    }
+}
+
+/// What a file's bytes are (Parquet, CSV, JSON lines, an array, one document, SSE),
+/// before any tool's adapter is recognised in them.
+pub fn physical(path: &Path) -> Result<Content> {
     let mut head = Vec::with_capacity(HEAD);
     std::fs::File::open(path)
         .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))

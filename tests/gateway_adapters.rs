@@ -1,0 +1,199 @@
+//! The gateway adapters on the command line: new-api / one-api logs, new-api's proposed
+//! `request_timing` record, Higress ai-statistics entries and LiteLLM spend logs are read
+//! (exit 0, timings measured, the adapter's notes on stderr), detected by content and
+//! forceable with `--input-format`; Atoapi's summaries stay refused with what to pass.
+
+mod common;
+
+use common::*;
+
+const FILES: [&str; 6] = [
+    "fixtures/external/newapi_yushow1024_items.jsonl",
+    "fixtures/gateway/newapi_request_timing_synthetic.json",
+    "fixtures/external/gateway/higress_ai_statistics_doc_example_log.json",
+    "fixtures/external/gateway/higress_ai_statistics_doc_example_log_nonstream.json",
+    "fixtures/litellm/synthetic_spend_logs.jsonl",
+    "fixtures/litellm/synthetic_spend_logs.csv",
+];
+
+fn whole(args: &[&str]) -> String {
+    let out = cli(args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    format!(
+        "$ tracediag {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        stdout(&out),
+        stderr(&out)
+    )
+}
+
+#[test]
+fn every_adapted_file_is_diagnosed_with_its_own_clock() {
+    for file in FILES {
+        let name = std::path::Path::new(file)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace('.', "_");
+        insta::assert_snapshot!(name, whole(&["analyze", file, "--salt", "fixed"]));
+    }
+}
+
+#[test]
+fn new_api_json_output() {
+    insta::assert_snapshot!(whole(&[
+        "analyze",
+        "fixtures/external/newapi_yushow1024_items.jsonl",
+        "--salt",
+        "fixed",
+        "--format",
+        "json"
+    ]));
+}
+
+/// What each file's JSON says: the metrics that hold values, the format it was read as,
+/// and no identifier or content in clear.
+#[test]
+fn metrics_with_values_and_no_identifier_in_clear() {
+    let want: [(&str, &[&str]); 6] = [
+        (
+            FILES[0],
+            &["relay_time_to_first_event_ms", "relay_elapsed_ms"],
+        ),
+        (FILES[1], &["time_to_first_event_ms", "end_to_end_ms"]),
+        (
+            FILES[2],
+            &["time_to_first_event_ms", "time_to_upstream_done_ms"],
+        ),
+        (FILES[3], &["time_to_upstream_done_ms"]),
+        (
+            FILES[4],
+            &["upstream_time_to_first_chunk_ms", "upstream_call_ms"],
+        ),
+        (
+            FILES[5],
+            &["upstream_time_to_first_chunk_ms", "upstream_call_ms"],
+        ),
+    ];
+    for (file, metrics) in want {
+        let out = cli(&["analyze", file, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
+        let (o, e) = (stdout(&out), stderr(&out));
+        let json: serde_json::Value = serde_json::from_str(&o).unwrap();
+        let timed: Vec<&str> = json["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["n"].as_u64().unwrap_or(0) > 0)
+            .filter_map(|m| m["name"].as_str())
+            .collect();
+        assert_eq!(timed, metrics, "{file}");
+        for canary in [
+            "admin",
+            "zhutao",
+            "openclaw",
+            "alice",
+            "10.0.0.7",
+            "88dc28d0",
+            "管理员",
+        ] {
+            assert!(
+                !o.contains(canary) && !e.contains(canary),
+                "{file}: {canary} leaked"
+            );
+        }
+    }
+}
+
+/// new-api's sentinel and units, through the whole pipeline: `frt` −1000 is null, the
+/// streamed row's 26912 ms stays; `use_time` 7 s and 28 s are 7000 and 28000 ms.
+#[test]
+fn new_api_sentinel_is_null_and_seconds_become_ms() {
+    let a = run(
+        &tracediag::ruleset::RuleSet::gateway().unwrap(),
+        &[fixture("external/newapi_yushow1024_items.jsonl")],
+    );
+    assert_eq!(
+        f64_col(&a, "relay_first_response_ms"),
+        [None, Some(26912.0)]
+    );
+    assert_eq!(f64_col(&a, "relay_total_ms"), [Some(7000.0), Some(28000.0)]);
+    let classes: Vec<String> = classes(&a).into_iter().map(|c| c.1).collect();
+    assert_eq!(classes, ["insufficient_data", "insufficient_data"]);
+}
+
+/// Detected by content, not name: the new-api rows under a `.csv` name, and as a JSON
+/// array; and forced with `--input-format new-api` the same.
+#[test]
+fn detected_by_content_and_forceable() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("external/newapi_yushow1024_items.jsonl")).unwrap();
+    let misnamed = dir.path().join("logs.csv");
+    std::fs::write(&misnamed, &text).unwrap();
+    let array = dir.path().join("items.json");
+    let rows: Vec<&str> = text.lines().collect();
+    std::fs::write(&array, format!("[{}]", rows.join(",\n"))).unwrap();
+    let page = dir.path().join("page.json");
+    std::fs::write(
+        &page,
+        format!(
+            "{{\"success\":true,\"message\":\"\",\"data\":{{\"items\":[{}],\"total\":4,\"page\":1,\"page_size\":10}}}}",
+            rows.join(",")
+        ),
+    )
+    .unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = cli(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let want = json(&[
+        "analyze",
+        "fixtures/external/newapi_yushow1024_items.jsonl",
+        "--format",
+        "json",
+    ]);
+    for path in [&misnamed, &array, &page] {
+        let p = path.to_str().unwrap();
+        for args in [
+            vec!["analyze", p, "--format", "json"],
+            vec![
+                "analyze",
+                p,
+                "--format",
+                "json",
+                "--input-format",
+                "new-api",
+            ],
+        ] {
+            let got = json(&args);
+            assert_eq!(got["rows"], want["rows"], "{args:?}");
+            assert_eq!(got["metrics"], want["metrics"], "{args:?}");
+            assert_eq!(got["classes"], want["classes"], "{args:?}");
+        }
+    }
+}
+
+/// Atoapi's live summary and benchmark notes are aggregates: refused, naming what they
+/// are and what Atoapi writes per request (the files' keys, made-up values).
+#[test]
+fn atoapi_aggregates_stay_refused_with_what_to_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        (
+            "summary.json",
+            "{\n  \"version\": \"x\",\n  \"requests\": 3,\n  \"average_ttft_ms\": 1.5,\n  \"p95_ttft_ms\": 2,\n  \"average_local_extra_ttft_ms\": 0.5\n}\n",
+        ),
+        (
+            "notes.json",
+            "{\n  \"version\": \"x\",\n  \"verdict\": \"negative\",\n  \"gzip_ab\": {\"gzip_on_examples\": []}\n}\n",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let e = fails(&["analyze", path.to_str().unwrap()]);
+        assert!(e.contains("cannot be used as a request log"), "{e}");
+        assert!(e.contains("this looks like an Atoapi") || e.contains("this looks like Atoapi"), "{e}");
+        assert!(e.contains("`recent_requests` of its `GET /admin/metrics`"), "{e}");
+    }
+}

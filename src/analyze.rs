@@ -590,6 +590,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             input.path.display()
         ));
     }
+    notes.extend(inputs.iter().flat_map(|i| i.notes.iter().cloned()));
     for (i, input) in inputs.iter().enumerate() {
         let path = input.path.display().to_string();
         if timed.get(&vec![index_key(i)]).copied().unwrap_or(0) == 0 {

@@ -33,6 +33,14 @@ pub enum Event {
     C1,
     /// The request's end as the client saw it, by the benchmark tool's own end rule.
     C2,
+    /// An inference server's arrival of the request at its engine (vLLM's `arrival_time`,
+    /// the start of its OpenTelemetry `llm_request` span): on the server's clock, after the
+    /// gateway's t1 and the network to the server.
+    E0,
+    /// The first output token as the inference server's engine produced it.
+    E1,
+    /// The request's end in the inference server's engine (its last token).
+    E2,
 }
 
 impl Event {
@@ -50,6 +58,9 @@ impl Event {
             Event::C0 => "c0 (client send)",
             Event::C1 => "c1 (first token at the client)",
             Event::C2 => "c2 (request end at the client)",
+            Event::E0 => "e0 (engine arrival, the inference server's clock)",
+            Event::E1 => "e1 (first token in the engine)",
+            Event::E2 => "e2 (request end in the engine)",
         }
     }
 
@@ -67,6 +78,9 @@ impl Event {
             Event::C0 => "c0",
             Event::C1 => "c1",
             Event::C2 => "c2",
+            Event::E0 => "e0",
+            Event::E1 => "e1",
+            Event::E2 => "e2",
         }
     }
 }
@@ -84,7 +98,8 @@ pub enum Kind {
     Point { origin: Event, marks: Event },
     /// Duration of a local gateway phase, in milliseconds (no origin: a span on its own).
     Phase,
-    /// A latency in milliseconds measured elsewhere (an Azure Monitor window average).
+    /// A latency in milliseconds measured elsewhere, not a point on any timeline: an Azure
+    /// Monitor window average, a phase an inference server timed on its own clock.
     Duration,
     /// A percentage, 0–100 (utilization).
     Percent,
@@ -129,7 +144,10 @@ impl Kind {
     }
 
     pub fn is_timing(self) -> bool {
-        matches!(self, Kind::Point { .. } | Kind::Phase | Kind::Rate)
+        matches!(
+            self,
+            Kind::Point { .. } | Kind::Phase | Kind::Duration | Kind::Rate
+        )
     }
 }
 
@@ -255,6 +273,48 @@ pub static FIELDS: &[Field] = &[
         kind: point(Event::C0, Event::C2),
         aliases: &[],
         doc: "c0 → c2: a benchmark client's request latency, send to its tool's request end",
+        baseline: false,
+    },
+    Field {
+        name: "engine_ttft_ms",
+        kind: point(Event::E0, Event::E1),
+        aliases: &[],
+        doc: "e0 → e1: an inference server's time to first token (vLLM's `gen_ai.latency.time_to_first_token`, seconds written in ms), counted from the request's arrival at its engine",
+        baseline: false,
+    },
+    Field {
+        name: "engine_latency_ms",
+        kind: point(Event::E0, Event::E2),
+        aliases: &[],
+        doc: "e0 → e2: an inference server's end-to-end time (vLLM's `gen_ai.latency.e2e`), arrival at its engine to the last token",
+        baseline: false,
+    },
+    Field {
+        name: "engine_queue_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "time the request waited in the inference server's queue before its first scheduling (vLLM's `gen_ai.latency.time_in_queue`), timed by the server",
+        baseline: false,
+    },
+    Field {
+        name: "engine_prefill_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "time in the model's prefill, first scheduling to the first token (vLLM's `gen_ai.latency.time_in_model_prefill`), timed by the server",
+        baseline: false,
+    },
+    Field {
+        name: "engine_decode_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "time in the model's decode, first token to the last (vLLM's `gen_ai.latency.time_in_model_decode`), timed by the server",
+        baseline: false,
+    },
+    Field {
+        name: "span_duration_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "an OpenTelemetry span's end − start, on the clock of the process that wrote it: a server span (vLLM's `llm_request`) from its arrival (e0) to the span's close after the last token; a client span from the client's call to its end",
         baseline: false,
     },
     Field {

@@ -183,6 +183,9 @@ enum InFormat {
     Csv,
     Jsonl,
     Json,
+    /// OpenTelemetry OTLP JSON span exports (one row per GenAI span).
+    #[value(alias = "otel")]
+    Otlp,
 }
 
 #[derive(Debug, Args)]
@@ -745,6 +748,7 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::Csv => InputFormat::Csv,
         InFormat::Jsonl => InputFormat::JsonLines,
         InFormat::Json => InputFormat::JsonArray,
+        InFormat::Otlp => InputFormat::Otlp,
     })
 }
 

@@ -511,7 +511,7 @@ fn quality_flag(rules: &RuleSet, e: &Emitter, check: &quality::Check) -> String 
             "({})",
             any(FIELDS
                 .iter()
-                .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase))
+                .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase | Kind::Duration))
                 .map(|f| format!("{} > {}", c(f.name), number(MAX_PLAUSIBLE_MS)))
                 .collect())
         ),

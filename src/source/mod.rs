@@ -12,6 +12,7 @@ mod canonical;
 mod csv;
 mod json;
 mod location;
+pub mod otel;
 mod parquet;
 mod recognise;
 pub mod rowcheck;
@@ -51,6 +52,8 @@ pub enum InputFormat {
     JsonArray,
     /// Azure OpenAI `RequestResponse` resource logs (JSON lines), read by `azure_requests`.
     AzureRequestLog,
+    /// OpenTelemetry OTLP JSON span exports (GenAI spans), read by `otel`.
+    Otlp,
 }
 
 impl fmt::Display for InputFormat {
@@ -61,6 +64,7 @@ impl fmt::Display for InputFormat {
             InputFormat::JsonLines => "jsonl",
             InputFormat::JsonArray => "json",
             InputFormat::AzureRequestLog => "azure RequestResponse log",
+            InputFormat::Otlp => "otlp",
         })
     }
 }
@@ -72,6 +76,7 @@ impl InputFormat {
             "csv" => Some(InputFormat::Csv),
             "jsonl" | "ndjson" => Some(InputFormat::JsonLines),
             "json" => Some(InputFormat::JsonArray),
+            "otlp" | "otel" => Some(InputFormat::Otlp),
             _ => None,
         }
     }
@@ -98,6 +103,8 @@ pub struct Input {
     pub repaired: Option<Arc<spool::Spooled>>,
     /// JSON: the types of the values read (the schema polars reads the file with).
     pub types: rowcheck::Types,
+    /// What the format's reader left out or assumed, for the run's notes.
+    pub notes: Vec<String>,
 }
 
 /// Extensions of the files a directory contributes (other files in it are left alone).
@@ -365,12 +372,35 @@ fn load_one(
         ));
     }
     let repaired = checked.repaired;
+    let mut notes = vec![];
     let mut raw = match format {
         InputFormat::Parquet => parquet::scan(path)?,
         InputFormat::Csv => csv::scan(path, repaired.as_deref())?,
         InputFormat::JsonLines => json::scan_lines(path, repaired.as_deref(), &checked.types)?,
         InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
         InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
+        InputFormat::Otlp => {
+            let spans = otel::read(path)?;
+            if spans.genai == 0 {
+                return Err(refuse(
+                    format!("no GenAI span: none of its {} spans has a `gen_ai.*` attribute", spans.other),
+                    json_columns().unwrap_or_default(),
+                ));
+            }
+            notes.push(format!(
+                "{}: OpenTelemetry GenAI spans carry no gateway point (t0 … t7): every request is insufficient_data; the spans' own figures (an inference server's from its engine arrival e0, a client's from its call c0, each span's duration on its writer's clock) are reported as measured",
+                opened.name.display()
+            ));
+            if spans.other > 0 {
+                notes.push(format!(
+                    "{}: {} of {} spans have no `gen_ai.*` attribute and are left out",
+                    opened.name.display(),
+                    spans.other,
+                    spans.genai + spans.other
+                ));
+            }
+            spans.frame
+        }
     };
     let schema = raw.collect_schema().map_err(|e| {
         Error::input(
@@ -461,6 +491,7 @@ fn load_one(
             lines: checked.lines,
             repaired,
             types: checked.types,
+            notes,
         },
     ))
 }

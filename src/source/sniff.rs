@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{azure_requests, InputFormat};
+use super::{azure_requests, otel, InputFormat};
 use crate::error::{Error, Result};
 
 /// How many bytes of a file are looked at.
@@ -35,6 +35,7 @@ impl Content {
             Content::Log(InputFormat::JsonLines) => "JSON lines",
             Content::Log(InputFormat::JsonArray) => "a JSON array",
             Content::Log(InputFormat::AzureRequestLog) => "Azure OpenAI RequestResponse log",
+            Content::Log(InputFormat::Otlp) => "OpenTelemetry OTLP JSON spans",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -75,6 +76,9 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<Content> {
         return Ok(Content::Sse);
     }
     let trimmed = text.trim_start();
+    if otel::looks_like_otlp(trimmed) {
+        return Ok(Content::Log(InputFormat::Otlp));
+    }
     if trimmed.starts_with('{') {
         let line = first_line(path).unwrap_or_default();
         if azure_requests::looks_like_request_response(&line) {

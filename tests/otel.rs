@@ -78,10 +78,7 @@ fn an_export_without_genai_spans_is_refused() {
         )),
         "{e}"
     );
-    assert!(
-        e.contains("read as: OpenTelemetry OTLP JSON spans"),
-        "{e}"
-    );
+    assert!(e.contains("read as: OpenTelemetry OTLP JSON spans"), "{e}");
     // Forcing the format on a file that holds no spans at all says the same.
     let other = dir.path().join("rows.jsonl");
     std::fs::write(&other, "{\"request_id\":\"a\",\"total_handler_ms\":1}\n").unwrap();

@@ -383,7 +383,10 @@ fn load_one(
             let spans = otel::read(path)?;
             if spans.genai == 0 {
                 return Err(refuse(
-                    format!("no GenAI span: none of its {} spans has a `gen_ai.*` attribute", spans.other),
+                    format!(
+                        "no GenAI span: none of its {} spans has a `gen_ai.*` attribute",
+                        spans.other
+                    ),
                     json_columns().unwrap_or_default(),
                 ));
             }

@@ -150,7 +150,10 @@ fn layout(path: &Path) -> Result<Layout> {
             .map_err(|e| Error::input(path, format!("cannot read: {e}")))?
             == 0
         {
-            return Err(Error::input(path, "the file is empty: expected OTLP JSON spans"));
+            return Err(Error::input(
+                path,
+                "the file is empty: expected OTLP JSON spans",
+            ));
         }
         let l = line.trim_start_matches('\u{feff}').trim();
         if l.is_empty() {
@@ -158,8 +161,7 @@ fn layout(path: &Path) -> Result<Layout> {
         }
         return Ok(if l.starts_with('[') {
             Layout::Array
-        } else if line.len() >= 1 << 20
-            || serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok()
+        } else if line.len() >= 1 << 20 || serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok()
         {
             Layout::Lines
         } else {
@@ -186,8 +188,8 @@ fn documents(path: &Path) -> Result<LazyFrame> {
             .finish()
             .map_err(|e| fail("JSON lines", e)),
         layout => {
-            let mut text = std::fs::read(path)
-                .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+            let mut text =
+                std::fs::read(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
             if text.starts_with("\u{feff}".as_bytes()) {
                 text.drain(..3);
             }
@@ -330,8 +332,11 @@ fn mapped() -> Vec<Expr> {
             .alias("timestamp"),
         text(&["gen_ai.request.model", "gen_ai.response.model"]).alias("model"),
         count(&["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"]).alias("input_tokens"),
-        count(&["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"])
-            .alias("output_tokens"),
+        count(&[
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+        ])
+        .alias("output_tokens"),
         count(&["gen_ai.usage.cache_read.input_tokens"]).alias("cached_tokens"),
         attribute("gen_ai.request.stream", "boolValue").alias("is_stream"),
         count(&["http.response.status_code"]).alias("status"),
@@ -438,7 +443,10 @@ mod tests {
         assert_eq!((genai, other), (2, 1));
         assert_eq!(
             strs(&df, "request_id"),
-            [Some("chatcmpl-0b1d".to_string()), Some("chatcmpl-9f3e".into())]
+            [
+                Some("chatcmpl-0b1d".to_string()),
+                Some("chatcmpl-9f3e".into())
+            ]
         );
         assert_eq!(
             strs(&df, "trace_id")[0].as_deref(),
@@ -447,7 +455,10 @@ mod tests {
         assert_eq!(f64s(&df, "engine_ttft_ms"), [Some(125.0), Some(62.5)]);
         assert_eq!(f64s(&df, "engine_latency_ms"), [Some(500.0), Some(1250.0)]);
         assert_eq!(f64s(&df, "engine_queue_ms"), [Some(0.9765625), Some(31.25)]);
-        assert_eq!(f64s(&df, "engine_prefill_ms"), [Some(124.0234375), Some(31.25)]);
+        assert_eq!(
+            f64s(&df, "engine_prefill_ms"),
+            [Some(124.0234375), Some(31.25)]
+        );
         assert_eq!(f64s(&df, "engine_decode_ms"), [Some(375.0), Some(1187.5)]);
         assert_eq!(f64s(&df, "span_duration_ms"), [Some(500.5), Some(1250.25)]);
         assert_eq!(i64s(&df, "input_tokens"), [Some(25), Some(17)]);
@@ -500,10 +511,17 @@ mod tests {
         assert_eq!(i64s(&df, "cached_tokens"), [None, None, Some(4)]);
         assert_eq!(
             strs(&df, "outcome"),
-            [Some("ok".into()), Some("error".into()), Some("error".into())]
+            [
+                Some("ok".into()),
+                Some("error".into()),
+                Some("error".into())
+            ]
         );
         // Only CLIENT spans (kind 3) count from the client's request.
-        assert_eq!(f64s(&df, "client_ttft_ms"), [Some(500.0), None, Some(500.0)]);
+        assert_eq!(
+            f64s(&df, "client_ttft_ms"),
+            [Some(500.0), None, Some(500.0)]
+        );
         assert_eq!(f64s(&df, "span_duration_ms"), [Some(2000.0); 3]);
         assert_eq!(f64s(&df, "engine_ttft_ms"), [None; 3]);
     }

@@ -25,7 +25,7 @@ GATEWAY = {
     "fields": ["auth_ms", "upstream_start_ms", "upstream_headers_ms", "first_sse_event_ms",
                "first_response_ms", "first_text_delta_ms", "upstream_done_ms",
                "total_handler_ms", "visible_output_tps", "input_tokens", "status", "is_stream",
-               "model", "timestamp"],
+               "model", "timestamp", "engine_ttft_ms", "engine_latency_ms", "engine_queue_ms"],
     "metrics": [("m_span", "total_handler_ms - first_response_ms"),
                 ("m_point", "first_response_ms")],
     "look_at": "total_handler_ms",

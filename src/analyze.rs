@@ -726,7 +726,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         failures,
         classes,
         metrics,
-        metrics_left_out: LeftOut::of(rules, &plan.uncomputable, &plan.clocks),
+        metrics_left_out: LeftOut::of(rules, &plan.uncomputable, &plan.tools),
         quality,
         notes,
         groups,

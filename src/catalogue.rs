@@ -33,6 +33,14 @@ pub enum Event {
     C1,
     /// The request's end as the client saw it, by the benchmark tool's own end rule.
     C2,
+    /// An inference server's arrival of the request at its engine (vLLM's `arrival_time`,
+    /// the start of its OpenTelemetry `llm_request` span): on the server's clock, after the
+    /// gateway's t1 and the network to the server.
+    E0,
+    /// The first output token as the inference server's engine produced it.
+    E1,
+    /// The request's end in the inference server's engine (its last token).
+    E2,
 }
 
 impl Event {
@@ -50,6 +58,9 @@ impl Event {
             Event::C0 => "c0 (client send)",
             Event::C1 => "c1 (first token at the client)",
             Event::C2 => "c2 (request end at the client)",
+            Event::E0 => "e0 (engine arrival, the inference server's clock)",
+            Event::E1 => "e1 (first token in the engine)",
+            Event::E2 => "e2 (request end in the engine)",
         }
     }
 
@@ -67,12 +78,15 @@ impl Event {
             Event::C0 => "c0",
             Event::C1 => "c1",
             Event::C2 => "c2",
+            Event::E0 => "e0",
+            Event::E1 => "e1",
+            Event::E2 => "e2",
         }
     }
 }
 
-/// A clock figures count on. Figures on different clocks are never combined: nothing in a
-/// log says where one clock starts on another.
+/// A clock events are timed on. Points of different clocks are never combined or ordered
+/// against each other: nothing in a log says where one clock starts on another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Clock {
     /// The gateway's: t0 … t7 (and its local phases).
@@ -81,32 +95,8 @@ pub enum Clock {
     Relay,
     /// A benchmark client's: c0 … c2.
     Client,
-}
-
-impl Clock {
-    /// Its name in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Clock::Gateway => "gateway",
-            Clock::Relay => "relay",
-            Clock::Client => "client",
-        }
-    }
-
-    /// How prose names it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Clock::Gateway => "the gateway's (t0 … t7)",
-            Clock::Relay => "the relay's (r0)",
-            Clock::Client => "the client's (c0)",
-        }
-    }
-}
-
-impl serde::Serialize for Clock {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
+    /// An inference server's engine: e0 … e2.
+    Engine,
 }
 
 impl Event {
@@ -123,6 +113,7 @@ impl Event {
             | Event::T7 => Clock::Gateway,
             Event::R0 => Clock::Relay,
             Event::C0 | Event::C1 | Event::C2 => Clock::Client,
+            Event::E0 | Event::E1 | Event::E2 => Clock::Engine,
         }
     }
 }
@@ -140,7 +131,8 @@ pub enum Kind {
     Point { origin: Event, marks: Event },
     /// Duration of a local gateway phase, in milliseconds (no origin: a span on its own).
     Phase,
-    /// A latency in milliseconds measured elsewhere (an Azure Monitor window average).
+    /// A latency in milliseconds measured elsewhere, not a point on any timeline: an Azure
+    /// Monitor window average, a phase an inference server timed on its own clock.
     Duration,
     /// A percentage, 0–100 (utilization).
     Percent,
@@ -185,19 +177,10 @@ impl Kind {
     }
 
     pub fn is_timing(self) -> bool {
-        matches!(self, Kind::Point { .. } | Kind::Phase | Kind::Rate)
-    }
-}
-
-impl Field {
-    /// The clock a timing field counts on: its origin's, or the gateway's for a local
-    /// phase and a rate over gateway points; `None` for the rest (counts, labels).
-    pub fn clock(&self) -> Option<Clock> {
-        match self.kind {
-            Kind::Point { origin, .. } => Some(origin.clock()),
-            Kind::Phase | Kind::Rate => Some(Clock::Gateway),
-            _ => None,
-        }
+        matches!(
+            self,
+            Kind::Point { .. } | Kind::Phase | Kind::Duration | Kind::Rate
+        )
     }
 }
 
@@ -323,6 +306,48 @@ pub static FIELDS: &[Field] = &[
         kind: point(Event::C0, Event::C2),
         aliases: &[],
         doc: "c0 → c2: a benchmark client's request latency, send to its tool's request end",
+        baseline: false,
+    },
+    Field {
+        name: "engine_ttft_ms",
+        kind: point(Event::E0, Event::E1),
+        aliases: &[],
+        doc: "e0 → e1: an inference server's time to first token (vLLM's `gen_ai.latency.time_to_first_token`, seconds written in ms), counted from the request's arrival at its engine",
+        baseline: false,
+    },
+    Field {
+        name: "engine_latency_ms",
+        kind: point(Event::E0, Event::E2),
+        aliases: &[],
+        doc: "e0 → e2: an inference server's end-to-end time (vLLM's `gen_ai.latency.e2e`), arrival at its engine to the last token",
+        baseline: false,
+    },
+    Field {
+        name: "engine_queue_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "time the request waited in the inference server's queue before its first scheduling (vLLM's `gen_ai.latency.time_in_queue`), timed by the server",
+        baseline: false,
+    },
+    Field {
+        name: "engine_prefill_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "time in the model's prefill, first scheduling to the first token (vLLM's `gen_ai.latency.time_in_model_prefill`), timed by the server",
+        baseline: false,
+    },
+    Field {
+        name: "engine_decode_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "time in the model's decode, first token to the last (vLLM's `gen_ai.latency.time_in_model_decode`), timed by the server",
+        baseline: false,
+    },
+    Field {
+        name: "span_duration_ms",
+        kind: Kind::Duration,
+        aliases: &[],
+        doc: "an OpenTelemetry span's end − start, on the clock of the process that wrote it: a server span (vLLM's `llm_request`) from its arrival (e0) to the span's close after the last token; a client span from the client's call to its end",
         baseline: false,
     },
     Field {
@@ -541,11 +566,32 @@ pub static ADAPTER_FIELDS: &[(&str, &str)] = &[
     ("relay_total_ms", "new-api"),
     ("client_ttft_ms", "benchmark clients"),
     ("client_latency_ms", "benchmark clients"),
+    ("upstream_first_chunk_ms", "litellm"),
+    ("upstream_elapsed_ms", "litellm"),
+    ("gateway_ms", "new-api request_timing"),
+    ("upstream_first_data_ms", "new-api request_timing"),
+    ("first_data_to_client_ms", "new-api request_timing"),
+    ("client_stream_ms", "new-api request_timing"),
+    ("finalize_ms", "new-api request_timing"),
+    ("engine_ttft_ms", "otlp"),
+    ("engine_latency_ms", "otlp"),
+    ("engine_queue_ms", "otlp"),
+    ("engine_prefill_ms", "otlp"),
+    ("engine_decode_ms", "otlp"),
+    ("span_duration_ms", "otlp"),
 ];
+
+/// The tool whose adapter alone fills `name` (`ADAPTER_FIELDS`).
+pub fn adapter_of(name: &str) -> Option<&'static str> {
+    ADAPTER_FIELDS
+        .iter()
+        .find(|(f, _)| *f == name)
+        .map(|(_, tool)| *tool)
+}
 
 /// Whether only a tool's adapter fills `name` (`ADAPTER_FIELDS`).
 pub fn is_adapter_field(name: &str) -> bool {
-    ADAPTER_FIELDS.iter().any(|(f, _)| *f == name)
+    adapter_of(name).is_some()
 }
 
 /// The label fields that identify a client or user. `ids::apply` replaces their values

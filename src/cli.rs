@@ -224,6 +224,9 @@ enum InFormat {
     Higress,
     /// LiteLLM spend-log rows (JSON or CSV).
     Litellm,
+    /// OpenTelemetry OTLP JSON span exports (one row per GenAI span).
+    #[value(alias = "otel")]
+    Otlp,
 }
 
 #[derive(Debug, Args)]
@@ -789,6 +792,7 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::NewApi => InputFormat::NewApi,
         InFormat::Higress => InputFormat::Higress,
         InFormat::Litellm => InputFormat::LiteLlm,
+        InFormat::Otlp => InputFormat::Otlp,
     })
 }
 

@@ -652,10 +652,10 @@ pub struct Settings {
     /// The split column: it differs by construction, so its mix is not checked.
     pub split: Option<String>,
     pub window: Option<Window>,
-    /// Reported metrics neither cohort can compute (`Plan::uncomputable`), and the clocks
-    /// the cohorts' inputs keep (`Plan::clocks`): left out, and named.
+    /// Reported metrics neither cohort can compute (`Plan::uncomputable`), and the tools
+    /// whose figures the cohorts' inputs hold (`Plan::tools`): left out, and named.
     pub uncomputable: Vec<String>,
-    pub clocks: BTreeSet<catalogue::Clock>,
+    pub tools: BTreeSet<&'static str>,
 }
 
 impl Default for Settings {
@@ -666,7 +666,7 @@ impl Default for Settings {
             split: None,
             window: None,
             uncomputable: vec![],
-            clocks: BTreeSet::new(),
+            tools: BTreeSet::new(),
         }
     }
 }
@@ -675,8 +675,8 @@ impl Default for Settings {
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let mut bad_rows = vec![];
     let mut overlaps = vec![];
-    // Per cohort plan: the metrics it cannot compute, the clocks it keeps.
-    let mut coverage: Vec<(Vec<String>, BTreeSet<catalogue::Clock>)> = vec![];
+    // Per cohort plan: the metrics it cannot compute, the tools whose figures it holds.
+    let mut coverage: Vec<(Vec<String>, BTreeSet<&'static str>)> = vec![];
     // Each cohort's rows, from the plan: only the columns the comparison reads (compare
     // takes them apart in memory; it needs no analyze summary).
     let mut analyse =
@@ -695,7 +695,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 plan.skipped_examples.clone(),
             ));
             overlaps.extend(plan.overlap.clone());
-            coverage.push((plan.uncomputable.clone(), plan.clocks.clone()));
+            coverage.push((plan.uncomputable.clone(), plan.tools.clone()));
             let lf = plan.lf.clone().select(cohort_columns(rules, split));
             Ok((plan, lf))
         };
@@ -790,7 +790,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
         .map(|m| m.name.clone())
         .filter(|m| coverage.iter().all(|(u, _)| u.contains(m)))
         .collect();
-    let clocks: BTreeSet<catalogue::Clock> = coverage
+    let tools: BTreeSet<&'static str> = coverage
         .iter()
         .flat_map(|(_, c)| c.iter().copied())
         .collect();
@@ -809,7 +809,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             split,
             window,
             uncomputable,
-            clocks,
+            tools,
         },
     )?;
     c.bad_rows = BadRows::merge(bad_rows);
@@ -923,7 +923,7 @@ pub fn compare(rules: &RuleSet, a: &Cohort, b: &Cohort, settings: &Settings) -> 
             method: BOOTSTRAP_METHOD,
         },
         metrics,
-        metrics_left_out: LeftOut::of(rules, &settings.uncomputable, &settings.clocks),
+        metrics_left_out: LeftOut::of(rules, &settings.uncomputable, &settings.tools),
         classes,
         bad_rows: None,
         overlapping_inputs: vec![],

@@ -205,6 +205,65 @@ pub fn parse_export(text: &str, path: &Path) -> Result<azure::MetricsExport> {
     }
 }
 
+/// The refusal of a run none of whose exports holds a metric `need` asks for: it names
+/// each file, that it was read as an Azure Monitor metrics export, the metrics it holds,
+/// and the metrics `what` reads. `None` when one export holds such a metric, or when no
+/// export has a data point at all (the summary says "nothing to diagnose").
+///
+/// `inputs` are (path, metric names with data points).
+pub fn unmet(
+    inputs: &[(String, Vec<String>)],
+    need: azure_windows::Need,
+    what: &str,
+) -> Option<Error> {
+    let with_data: Vec<&(String, Vec<String>)> =
+        inputs.iter().filter(|(_, m)| !m.is_empty()).collect();
+    if with_data.is_empty()
+        || with_data
+            .iter()
+            .any(|(_, m)| m.iter().any(|m| need.is_met_by(m)))
+    {
+        return None;
+    }
+    let kind = match need {
+        azure_windows::Need::Latency => "Azure OpenAI latency metric",
+        azure_windows::Need::Throughput => "Azure OpenAI request or token metric",
+    };
+    let reads = format!("{what} reads {}", need.metric_names().join(", "));
+    let found = |m: &[String]| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.join(", ")
+        }
+    };
+    Some(match inputs {
+        [(path, metrics)] => Error::input(
+            path,
+            format!(
+                "read as an Azure Monitor metrics export, it holds no {kind} (metrics found: {}); {reads}",
+                found(metrics)
+            ),
+        ),
+        _ => Error::Usage(format!(
+            "no input holds an {kind}; each was read as an Azure Monitor metrics export:\n{}\n  {reads}",
+            inputs
+                .iter()
+                .map(|(p, m)| format!("  {p}: metrics found: {}", found(m)))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )),
+    })
+}
+
+/// The exports of a run as [`unmet`] reads them.
+fn metric_names(inputs: &[InputSummary]) -> Vec<(String, Vec<String>)> {
+    inputs
+        .iter()
+        .map(|i| (i.path.clone(), i.metrics.clone()))
+        .collect()
+}
+
 fn figure_columns() -> Vec<&'static str> {
     AZURE_FIELDS
         .iter()
@@ -511,6 +570,14 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
             return Err(e);
         }
     }
+    // After the window check: a window holding nothing is the first thing to say.
+    if let Some(e) = unmet(
+        &metric_names(&loaded.inputs),
+        azure_windows::Need::Latency,
+        "the Azure diagnosis",
+    ) {
+        return Err(e);
+    }
     let summary = summarize(rules, opts, &loaded, &frame)
         .map_err(|e| Error::Usage(format!("cannot summarise the windows: {e}")))?;
     Ok(Analysis { frame, summary })
@@ -640,18 +707,16 @@ fn summarize(
     let episodes = episodes(rules, df, &classes_col)?;
 
     let mut notes = vec![];
-    if n > 0 && cols["ttlt_avg_ms"].iter().all(Option::is_none) {
-        let mut names: Vec<&str> = loaded
-            .inputs
-            .iter()
-            .flat_map(|i| i.metrics.iter().map(String::as_str))
-            .collect();
-        names.sort();
-        names.dedup();
-        notes.push(format!(
-            "no input has an Azure OpenAI latency metric (found: {}); every window is insufficient_data",
-            if names.is_empty() { "none".to_string() } else { names.join(", ") }
-        ));
+    // `run` refuses a run where no export has a latency; beside one that has, an export
+    // of other metrics (storage, CPU, custom) adds nothing: say so.
+    for input in &loaded.inputs {
+        if !input.metrics.is_empty() && !input.metrics.iter().any(|m| azure_windows::is_read(m)) {
+            notes.push(format!(
+                "{}: holds no metric tracediag reads (metrics found: {}); its windows have no figure and are insufficient_data",
+                input.path,
+                input.metrics.join(", ")
+            ));
+        }
     }
     if n == 0 {
         notes.push("the exports hold no data points: nothing to diagnose".to_string());

@@ -41,8 +41,8 @@ pub struct Plan {
     /// The rule table's reported metrics no input can compute (a field each needs is in no
     /// input): summaries leave them out and name them, rather than show a row of nulls.
     pub uncomputable: Vec<String>,
-    /// The clocks the inputs have a time figure on (`catalogue::Field::clock`).
-    pub clocks: std::collections::BTreeSet<catalogue::Clock>,
+    /// The tools whose own figures (`catalogue::ADAPTER_FIELDS`) some input holds.
+    pub tools: std::collections::BTreeSet<&'static str>,
     /// The plan before the incident window, and the window: asked for the data's span
     /// only when the window holds no request (`empty_window`).
     unwindowed: LazyFrame,
@@ -107,7 +107,7 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
                 .any(|i| i.mapping.found().any(|(name, _)| name == field))
         })
     };
-    let clocks = inputs
+    let tools = inputs
         .iter()
         .flat_map(|i| {
             i.mapping
@@ -115,7 +115,7 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
                 .map(|(name, _)| name.to_string())
                 .collect::<Vec<_>>()
         })
-        .filter_map(|name| catalogue::field(&name)?.clock())
+        .filter_map(|name| catalogue::adapter_of(&name))
         .collect();
     let mut plan = Plan {
         lf,
@@ -126,7 +126,7 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
         skipped_examples: vec![],
         overlap,
         uncomputable,
-        clocks,
+        tools,
         unwindowed,
         since: opts.since,
         until: opts.until,

@@ -269,7 +269,7 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame, duplicates: Series) -> LazyFrame {
     let negative = any(timing.iter().map(|n| col(*n).lt(lit(0.0))).collect());
     let implausible = any(FIELDS
         .iter()
-        .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase))
+        .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase | Kind::Duration))
         .map(|f| col(f.name).gt(lit(MAX_PLAUSIBLE_MS)))
         .collect());
 

@@ -2,8 +2,8 @@
 //! here is sorted and rounded before it is stored, so the same input gives byte-identical
 //! output in every format.
 
-use crate::catalogue::Clock;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 pub const PERCENTILE_METHOD: &str =
     "linear interpolation between closest ranks (Hyndman & Fan type 7, NumPy's default)";
@@ -379,52 +379,49 @@ pub struct ClassRow {
 pub struct LeftOut {
     pub name: String,
     pub label: String,
-    /// The clocks its time figures count on (`catalogue::Field::clock`).
-    pub clocks: Vec<Clock>,
-    /// Whether some input has a figure on each of those clocks (a field it needs is
-    /// missing, not the whole clock).
-    pub clock_kept: bool,
+    /// The tools whose logs alone carry a figure it is built on
+    /// (`catalogue::ADAPTER_FIELDS`); empty for a metric of the canonical schema.
+    pub only_in: Vec<&'static str>,
+    /// Whether no input is a log of those tools (rather than a log missing one field).
+    pub other_tools: bool,
 }
 
 impl LeftOut {
-    /// The metrics the plan leaves out, as a summary names them.
-    /// `uncomputable` are their names (`Plan::uncomputable`), `clocks` the clocks the
-    /// inputs keep (`Plan::clocks`).
+    /// The metrics a plan leaves out, as a summary names them. `uncomputable` are their
+    /// names (`Plan::uncomputable`), `tools` the tools whose figures some input holds
+    /// (`Plan::tools`).
     pub fn of(
         rules: &crate::ruleset::RuleSet,
         uncomputable: &[String],
-        clocks: &std::collections::BTreeSet<Clock>,
+        tools: &BTreeSet<&'static str>,
     ) -> Vec<LeftOut> {
-        let kept = clocks;
         rules
             .reported_metrics()
             .into_iter()
             .filter(|m| uncomputable.contains(&m.name))
             .map(|m| {
-                let mut clocks: Vec<Clock> = rules
+                let only_in: BTreeSet<&'static str> = rules
                     .fields_of(&m.name)
                     .iter()
-                    .filter_map(|f| crate::catalogue::field(f)?.clock())
+                    .filter_map(|f| crate::catalogue::adapter_of(f))
                     .collect();
-                clocks.sort();
-                clocks.dedup();
                 LeftOut {
                     name: m.name.clone(),
                     label: m.label.clone().unwrap_or_else(|| m.name.clone()),
-                    clock_kept: clocks.iter().all(|c| kept.contains(c)),
-                    clocks,
+                    other_tools: !only_in.is_empty() && only_in.is_disjoint(tools),
+                    only_in: only_in.into_iter().collect(),
                 }
             })
             .collect()
     }
 
-    /// The lines a rendered summary says them in: by name where the inputs keep their
-    /// clock, by clock where no input has a figure on it.
+    /// The lines a rendered summary says them in: by name where a field is missing from
+    /// logs of their kind, as one count where they are other tools' figures.
     pub fn lines(left_out: &[LeftOut]) -> Vec<String> {
         let mut out = vec![];
         let named: Vec<&str> = left_out
             .iter()
-            .filter(|m| m.clock_kept)
+            .filter(|m| !m.other_tools)
             .map(|m| m.label.as_str())
             .collect();
         if !named.is_empty() {
@@ -433,19 +430,18 @@ impl LeftOut {
                 named.join("; ")
             ));
         }
-        let mut clocks: Vec<&str> = left_out
-            .iter()
-            .filter(|m| !m.clock_kept)
-            .flat_map(|m| m.clocks.iter().map(|c| c.describe()))
-            .collect();
-        clocks.sort();
-        clocks.dedup();
-        let n = left_out.iter().filter(|m| !m.clock_kept).count();
-        if n > 0 {
+        let others: Vec<&LeftOut> = left_out.iter().filter(|m| m.other_tools).collect();
+        if !others.is_empty() {
+            let tools: BTreeSet<&str> = others
+                .iter()
+                .flat_map(|m| m.only_in.iter().copied())
+                .collect();
+            let tools: Vec<&str> = tools.into_iter().collect();
             out.push(format!(
-                "Left out: {n} metric{} on {} clock, which no input has a figure on",
-                if n == 1 { "" } else { "s" },
-                join_or(&clocks)
+                "Left out: {} metric{} of figures only other tools' logs carry ({}); no input is one",
+                others.len(),
+                if others.len() == 1 { "" } else { "s" },
+                join_or(&tools)
             ));
         }
         out

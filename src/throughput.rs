@@ -122,10 +122,15 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
     let mut values = vec![];
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     let mut minutes_per_window = vec![];
+    let mut names = vec![];
     for p in paths {
         let text =
             std::fs::read_to_string(p).map_err(|e| Error::input(p, format!("cannot read: {e}")))?;
         let export = monitor::parse_export(&text, p)?;
+        let mut metrics: Vec<String> = export.values.iter().map(|v| v.metric.clone()).collect();
+        metrics.sort();
+        metrics.dedup();
+        names.push((p.display().to_string(), metrics));
         minutes_per_window.extend(
             export
                 .intervals
@@ -152,6 +157,9 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
         if let Some(e) = window::empty(since, until, "window", &window::source_name(&names), span) {
             return Err(e);
         }
+    }
+    if let Some(e) = monitor::unmet(&names, azure_windows::Need::Throughput, "throughput") {
+        return Err(e);
     }
     minutes_per_window.sort();
     minutes_per_window.dedup();

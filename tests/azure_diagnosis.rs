@@ -232,23 +232,33 @@ fn deployments_table_shows_medians_per_window_not_totals() {
     assert_eq!(cells[6], "41.0", "{row}");
 }
 
-/// The table names the export's real interval: real exports at PT1H and PT15M are not
-/// "deployment × minute".
+/// The table names the export's interval: exports at PT1H and PT15M are not "deployment ×
+/// minute" (the generated TTLT export, re-labelled with each interval).
 #[test]
 fn windows_are_named_by_the_exports_interval() {
-    for (name, window) in [
-        ("grafana_7-azure-monitor-response-multi-dimension", "hour"),
-        ("rest-api-specs_2024-02-01_MetricBatchExample", "15 minutes"),
-        ("azure-sdk-for-net_CanQueryMetricsFilter", "minute"),
+    let dir = tempfile::tempdir().unwrap();
+    let ttlt =
+        std::fs::read_to_string(fixture("azure/generated/AzureOpenAITTLTInMS.json")).unwrap();
+    assert_eq!(ttlt.matches("\"interval\": \"PT1M\"").count(), 1);
+    for (interval, window) in [
+        ("PT1H", "hour"),
+        ("PT15M", "15 minutes"),
+        ("PT1M", "minute"),
     ] {
-        let text = ok(&["analyze", &format!("fixtures/external/azure/{name}.json")]);
+        let path = dir.path().join(format!("ttlt_{interval}.json"));
+        let text = ttlt.replace(
+            "\"interval\": \"PT1M\"",
+            &format!("\"interval\": \"{interval}\""),
+        );
+        std::fs::write(&path, text).unwrap();
+        let text = ok(&["analyze", path.to_str().unwrap()]);
         assert!(
             text.contains(&format!(" (deployment × {window})   span: ")),
-            "{name}: {text}"
+            "{interval}: {text}"
         );
         assert!(
             text.contains(&format!("Deployments — medians per deployment × {window},")),
-            "{name}: {text}"
+            "{interval}: {text}"
         );
     }
 }
@@ -264,56 +274,81 @@ fn f64s(a: &monitor::Analysis, name: &str) -> Vec<Option<f64>> {
     (0..ca.len()).map(|i| ca.get(i)).collect()
 }
 
+/// The real exports hold storage, CPU and custom metrics, no Azure OpenAI latency: each
+/// is refused (exit 2) naming the file, what it was read as, the metrics it holds and the
+/// metrics the diagnosis reads; beside an export with a latency it is read, with a note.
 #[test]
-fn real_exports_go_through_and_say_what_they_lack() {
-    for name in [
-        "azure-sdk-for-net_CanQueryMetricsAllAggregations.json",
-        "azure-sdk-for-net_CanQueryMetricsFilter.json",
-        "azure-sdk-for-net_CanQueryMetricsNoTimespan.json",
-        "grafana_7-azure-monitor-response-multi-dimension.json",
-        "grafana_8-azure-monitor-response-unspecified-unit.json",
-        "rest-api-specs_2023-10-01_GetMetricError.json",
-        "rest-api-specs_2024-02-01_MetricBatchExample.json",
+fn real_exports_without_a_latency_are_refused_saying_what_they_hold() {
+    let reads = "the Azure diagnosis reads AzureOpenAITTLTInMS / TimeToLastByte, AzureOpenAITimeToResponse / TimeToResponse, AzureOpenAINormalizedTBTInMS / NormalizedTimeBetweenTokens, AzureOpenAINormalizedTTFTInMS / NormalizedTimeToFirstToken\n";
+    for (name, found) in [
+        (
+            "azure-sdk-for-net_CanQueryMetricsAllAggregations.json",
+            "CowsHappiness",
+        ),
+        (
+            "azure-sdk-for-net_CanQueryMetricsFilter.json",
+            "CowsHappiness",
+        ),
+        (
+            "azure-sdk-for-net_CanQueryMetricsNoTimespan.json",
+            "CowsHappiness",
+        ),
+        (
+            "grafana_7-azure-monitor-response-multi-dimension.json",
+            "BlobCapacity",
+        ),
+        (
+            "grafana_8-azure-monitor-response-unspecified-unit.json",
+            "Percentage CPU",
+        ),
+        (
+            "rest-api-specs_2023-10-01_GetMetricError.json",
+            "MongoRequests",
+        ),
+        (
+            "rest-api-specs_2024-02-01_MetricBatchExample.json",
+            "Egress, Ingress",
+        ),
     ] {
-        let a = monitor::run(
-            &RuleSet::azure().unwrap(),
-            &Options {
-                inputs: vec![fixture(&format!("external/azure/{name}"))],
-                ..Default::default()
-            },
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(a.summary.windows > 0, "{name}");
-        let insufficient = a
-            .summary
-            .classes
-            .iter()
-            .find(|c| c.class == "insufficient_data")
-            .unwrap();
+        let file = format!("fixtures/external/azure/{name}");
+        let e = fails(&["analyze", &file]);
         assert_eq!(
-            insufficient.windows, a.summary.windows,
-            "{name}: no Azure OpenAI latency, nothing else may be claimed"
+            e,
+            format!("tracediag: error: {file}: read as an Azure Monitor metrics export, it holds no Azure OpenAI latency metric (metrics found: {found}); {reads}"),
         );
+        let e = fails(&["throughput", &file]);
         assert!(
-            a.summary
-                .notes
-                .iter()
-                .any(|n| n.contains("no input has an Azure OpenAI latency metric")),
-            "{name}"
+            e.contains(&format!("{file}: read as an Azure Monitor metrics export, it holds no Azure OpenAI request or token metric (metrics found: {found}); throughput reads AzureOpenAIRequests / ModelRequests, GeneratedTokens / OutputTokens, ProcessedPromptTokens / InputTokens")),
+            "{e}"
         );
     }
-    let a = monitor::run(
-        &RuleSet::azure().unwrap(),
-        &Options {
-            inputs: vec![fixture(
-                "external/azure/rest-api-specs_2023-10-01_GetMetricError.json",
-            )],
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(a.summary.metric_errors.len(), 1);
-    assert_eq!(a.summary.metric_errors[0].code, "InvalidSamplingType");
+    // Several files: each named with its metrics.
+    let cows = "fixtures/external/azure/azure-sdk-for-net_CanQueryMetricsAllAggregations.json";
+    let cpu = "fixtures/external/azure/grafana_8-azure-monitor-response-unspecified-unit.json";
+    let e = fails(&["analyze", cows, cpu]);
+    assert_eq!(
+        e,
+        format!("tracediag: error: no input holds an Azure OpenAI latency metric; each was read as an Azure Monitor metrics export:\n  {cows}: metrics found: CowsHappiness\n  {cpu}: metrics found: Percentage CPU\n  {reads}")
+    );
+    // Beside a latency export: read, and the other file's metrics noted on stderr.
+    let out = cli(&[
+        "analyze",
+        "fixtures/azure/generated/AzureOpenAITTLTInMS.json",
+        cpu,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("tracediag: note: {cpu}: holds no metric tracediag reads (metrics found: Percentage CPU); its windows have no figure and are insufficient_data\n")
+    );
+    // An export of token counts only is used beside a latency, without a note.
+    let out = cli(&[
+        "analyze",
+        "fixtures/azure/generated/AzureOpenAITTLTInMS.json",
+        "fixtures/azure/generated/GeneratedTokens.json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
 }
 
 #[test]

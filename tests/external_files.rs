@@ -33,8 +33,7 @@ fn external() -> Vec<String> {
 }
 
 /// What a successful run on `file` rests on: measured timings for a request log, windows
-/// with values for an Azure Monitor export (those samples are storage, CPU and custom
-/// metrics: values, not latencies).
+/// with values for an Azure Monitor export.
 fn measured(file: &str, json: &serde_json::Value) -> Result<(), String> {
     if json.get("windows").is_some() {
         let windows = json["windows"].as_u64().unwrap_or(0);
@@ -108,6 +107,19 @@ fn every_external_file_is_diagnosed_from_timings_or_refused_with_what_it_holds()
                     || e.contains("0 canonical fields mapped")
                 {
                     faults.push(format!("{file}: 0 canonical fields mapped"));
+                }
+            }
+            Some(2) if file.starts_with("fixtures/external/azure/") => {
+                // Azure Monitor exports of storage, CPU and custom metrics: no latency.
+                refused += 1;
+                let wanted = format!(
+                    "tracediag: error: {file}: read as an Azure Monitor metrics export, it holds no Azure OpenAI latency metric (metrics found: "
+                );
+                if !e.starts_with(&wanted) || !e.contains("the Azure diagnosis reads ") {
+                    faults.push(format!("{file}: the refusal lacks {wanted:?}: {e}"));
+                }
+                if !o.is_empty() {
+                    faults.push(format!("{file}: a refusal wrote to stdout: {o}"));
                 }
             }
             Some(2) => {

@@ -162,7 +162,7 @@ fn shipped_table_checks_clean() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "rules/gateway.toml: ok — table `gateway`, 9 rules, 23 metrics, 12 parameters\n"
+        "rules/gateway.toml: ok — table `gateway`, 9 rules, 33 metrics, 12 parameters\n"
     );
 }
 

@@ -171,14 +171,19 @@ fn explain_and_azure_diagnostics_are_on_stderr() {
         err,
         "tracediag: warning: Bad rows (--on-bad-row keep): 1 row(s) could not be read whole; kept, their unreadable parts null (dq_unreadable)\n  fixtures/bad/jsonl_broken_line.jsonl: line 3, column 99: EOF while parsing a value\n"
     );
+    let cpu = "fixtures/external/azure/grafana_8-azure-monitor-response-unspecified-unit.json";
     let (out, err) = run(
-        &["analyze", "fixtures/azure/generated/GeneratedTokens.json"],
+        &[
+            "analyze",
+            "fixtures/azure/generated/AzureOpenAITTLTInMS.json",
+            cpu,
+        ],
         0,
     );
     assert!(!out.contains("note:"), "{out}");
     assert_eq!(
         err,
-        "tracediag: note: no input has an Azure OpenAI latency metric (found: GeneratedTokens); every window is insufficient_data\n"
+        format!("tracediag: note: {cpu}: holds no metric tracediag reads (metrics found: Percentage CPU); its windows have no figure and are insufficient_data\n")
     );
 }
 

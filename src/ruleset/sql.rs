@@ -510,7 +510,7 @@ fn quality_flag(rules: &RuleSet, e: &Emitter, check: &quality::Check) -> String 
             any(FIELDS
                 .iter()
                 .filter(|f| {
-                    matches!(f.kind, Kind::Point { .. } | Kind::Phase)
+                    matches!(f.kind, Kind::Point { .. } | Kind::Phase | Kind::Duration)
                         && !catalogue::is_adapter_field(f.name)
                 })
                 .map(|f| format!("{} > {}", c(f.name), number(MAX_PLAUSIBLE_MS)))

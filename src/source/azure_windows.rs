@@ -229,6 +229,51 @@ const METRICS: [(&str, Figure, Family); 16] = [
     ),
 ];
 
+/// What a run of Azure Monitor exports needs: the diagnosis, latencies; throughput,
+/// request and token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    Latency,
+    Throughput,
+}
+
+impl Need {
+    fn wants(self, figure: Figure) -> bool {
+        match self {
+            Need::Latency => figure.is_latency(),
+            Need::Throughput => matches!(
+                figure,
+                Figure::Requests | Figure::GeneratedTokens | Figure::PromptTokens
+            ),
+        }
+    }
+
+    /// Whether `metric` (a REST metric name, any case) gives a figure of this need.
+    pub fn is_met_by(self, metric: &str) -> bool {
+        figure_of(metric).is_some_and(|(f, _)| self.wants(f))
+    }
+
+    /// The metric names that meet this need, each figure's names together
+    /// (`AzureOpenAITTLTInMS / TimeToLastByte`), in table order.
+    pub fn metric_names(self) -> Vec<String> {
+        let mut out: Vec<(Figure, Vec<&str>)> = vec![];
+        for &(name, figure, _) in METRICS.iter().filter(|(_, f, _)| self.wants(*f)) {
+            match out.iter_mut().find(|(f, _)| *f == figure) {
+                Some((_, names)) => names.push(name),
+                None => out.push((figure, vec![name])),
+            }
+        }
+        out.into_iter()
+            .map(|(_, names)| names.join(" / "))
+            .collect()
+    }
+}
+
+/// Whether `metric` feeds any column of the windows.
+pub fn is_read(metric: &str) -> bool {
+    figure_of(metric).is_some()
+}
+
 fn figure_of(metric: &str) -> Option<(Figure, Family)> {
     METRICS
         .iter()

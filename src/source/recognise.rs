@@ -80,8 +80,8 @@ const SIGNATURES: &[Signature] = &[
     },
     Signature {
         form: None,
-        all_of: &["resourceSpans"],
-        says: "this looks like an OpenTelemetry OTLP JSON span export; tracediag does not read spans yet",
+        all_of: &["resourceMetrics"],
+        says: "this looks like an OpenTelemetry OTLP JSON metrics export: aggregates, not requests; tracediag reads OTLP span exports (`resourceSpans`, e.g. the collector's file exporter for traces), one row per GenAI span",
     },
     Signature {
         form: None,

@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{azure_requests, higress, litellm, newapi, recognise, InputFormat};
+use super::{azure_requests, higress, litellm, newapi, otel, recognise, InputFormat};
 use crate::error::{Error, Result};
 
 /// How many bytes of a file are looked at.
@@ -38,6 +38,7 @@ impl Content {
             Content::Log(InputFormat::NewApi) => "new-api / one-api log",
             Content::Log(InputFormat::Higress) => "Higress ai-statistics log",
             Content::Log(InputFormat::LiteLlm) => "LiteLLM spend log",
+            Content::Log(InputFormat::Otlp) => "OpenTelemetry OTLP JSON spans",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -134,6 +135,9 @@ pub fn physical(path: &Path) -> Result<Content> {
         return Ok(Content::Sse);
     }
     let trimmed = text.trim_start();
+    if otel::looks_like_otlp(trimmed) {
+        return Ok(Content::Log(InputFormat::Otlp));
+    }
     if trimmed.starts_with('{') {
         let line = first_line(path).unwrap_or_default();
         if azure_requests::looks_like_request_response(&line) {

@@ -590,6 +590,15 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             input.path.display()
         ));
     }
+    for input in inputs
+        .iter()
+        .filter(|i| matches!(i.format, InputFormat::Aiperf | InputFormat::AiperfCsv))
+    {
+        notes.push(format!(
+            "{}: AIPerf's client clock: client_ttft_ms is AIPerf's time_to_first_token, by AIPerf's first-token rule (from the client's send to the first SSE message with content or reasoning); client_latency_ms ends at the last content message, not at the stream's end; output_tokens is AIPerf's output_sequence_length (its tokenizer's count, reasoning included). No gateway point: every request is insufficient_data, its client figures reported",
+            input.path.display()
+        ));
+    }
     for (i, input) in inputs.iter().enumerate() {
         let path = input.path.display().to_string();
         if timed.get(&vec![index_key(i)]).copied().unwrap_or(0) == 0 {

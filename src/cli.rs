@@ -183,6 +183,10 @@ enum InFormat {
     Csv,
     Jsonl,
     Json,
+    /// AIPerf `profile_export.jsonl` records.
+    Aiperf,
+    /// AIPerf per-request figures as CSV.
+    AiperfCsv,
 }
 
 #[derive(Debug, Args)]
@@ -745,6 +749,8 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::Csv => InputFormat::Csv,
         InFormat::Jsonl => InputFormat::JsonLines,
         InFormat::Json => InputFormat::JsonArray,
+        InFormat::Aiperf => InputFormat::Aiperf,
+        InFormat::AiperfCsv => InputFormat::AiperfCsv,
     })
 }
 

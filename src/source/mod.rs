@@ -4,6 +4,7 @@
 //! nested under `other.timing`, or inside `other` as a JSON string) onto canonical names.
 //! Nothing downstream knows which file type a row came from.
 
+pub mod aiperf;
 pub mod azure;
 pub mod azure_logs;
 pub mod azure_requests;
@@ -51,6 +52,11 @@ pub enum InputFormat {
     JsonArray,
     /// Azure OpenAI `RequestResponse` resource logs (JSON lines), read by `azure_requests`.
     AzureRequestLog,
+    /// NVIDIA AIPerf `profile_export.jsonl` records (2025 and 2026 schemas), read by `aiperf`.
+    Aiperf,
+    /// AIPerf's per-request figures as a CSV (`request_start_ns, time_to_first_token_ms,
+    /// request_latency_ms, …`), read by `aiperf`.
+    AiperfCsv,
 }
 
 impl fmt::Display for InputFormat {
@@ -61,6 +67,8 @@ impl fmt::Display for InputFormat {
             InputFormat::JsonLines => "jsonl",
             InputFormat::JsonArray => "json",
             InputFormat::AzureRequestLog => "azure RequestResponse log",
+            InputFormat::Aiperf => "AIPerf profile_export.jsonl",
+            InputFormat::AiperfCsv => "AIPerf per-request CSV",
         })
     }
 }
@@ -72,6 +80,8 @@ impl InputFormat {
             "csv" => Some(InputFormat::Csv),
             "jsonl" | "ndjson" => Some(InputFormat::JsonLines),
             "json" => Some(InputFormat::JsonArray),
+            "aiperf" => Some(InputFormat::Aiperf),
+            "aiperf-csv" => Some(InputFormat::AiperfCsv),
             _ => None,
         }
     }
@@ -325,14 +335,15 @@ fn load_one(
     // The names a refusal lists: a JSON file's keys (the reader keeps only those the
     // mapping can read), a table's columns.
     let json_columns = || match content {
-        Content::Log(InputFormat::Csv) | Content::Log(InputFormat::Parquet) => None,
+        Content::Log(InputFormat::Csv | InputFormat::Parquet | InputFormat::AiperfCsv) => None,
         Content::JsonObject => Some(recognise::json_keys(&opened.read, Content::Log(format))),
         c => Some(recognise::json_keys(&opened.read, c)),
     };
     let mut elements = 0;
     let checked = match format {
         InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
-        InputFormat::JsonLines => rowcheck::check_json_lines(path, policy)?,
+        InputFormat::JsonLines | InputFormat::Aiperf => rowcheck::check_json_lines(path, policy)?,
+        InputFormat::AiperfCsv => rowcheck::check_csv(path, csv::separator(path), policy)?,
         InputFormat::JsonArray => {
             let (types, n) = rowcheck::check_json_array(path)?;
             elements = n;
@@ -371,6 +382,9 @@ fn load_one(
         InputFormat::JsonLines => json::scan_lines(path, repaired.as_deref(), &checked.types)?,
         InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
         InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
+        InputFormat::Aiperf | InputFormat::AiperfCsv => {
+            aiperf::read(path, format, repaired.as_deref())?
+        }
     };
     let schema = raw.collect_schema().map_err(|e| {
         Error::input(
@@ -433,7 +447,10 @@ fn load_one(
         ));
     }
     let line = match format {
-        InputFormat::Csv | InputFormat::JsonLines => checked.lines.expr(col(ROW_COL)),
+        InputFormat::Csv
+        | InputFormat::JsonLines
+        | InputFormat::Aiperf
+        | InputFormat::AiperfCsv => checked.lines.expr(col(ROW_COL)),
         _ => lit(NULL).cast(DataType::Int64),
     };
     // Partition keys as text labels (null where this file's path has no such folder).

@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{azure_requests, InputFormat};
+use super::{aiperf, azure_requests, InputFormat};
 use crate::error::{Error, Result};
 
 /// How many bytes of a file are looked at.
@@ -35,6 +35,8 @@ impl Content {
             Content::Log(InputFormat::JsonLines) => "JSON lines",
             Content::Log(InputFormat::JsonArray) => "a JSON array",
             Content::Log(InputFormat::AzureRequestLog) => "Azure OpenAI RequestResponse log",
+            Content::Log(InputFormat::Aiperf) => "AIPerf records (JSON lines)",
+            Content::Log(InputFormat::AiperfCsv) => "AIPerf per-request CSV",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -80,6 +82,9 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<Content> {
         if azure_requests::looks_like_request_response(&line) {
             return Ok(Content::Log(InputFormat::AzureRequestLog));
         }
+        if aiperf::looks_like_records(&line) {
+            return Ok(Content::Log(InputFormat::Aiperf));
+        }
         return Ok(
             if line.len() as u64 >= FIRST_LINE
                 || serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok()
@@ -107,6 +112,9 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<Content> {
             path,
             "expected a JSON array of objects or JSON lines, found neither",
         )),
+        _ if first_line(path).is_some_and(|l| aiperf::looks_like_scalars(&l)) => {
+            Ok(Content::Log(InputFormat::AiperfCsv))
+        }
         _ => Ok(Content::Log(InputFormat::Csv)),
     }
 }

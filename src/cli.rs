@@ -46,6 +46,7 @@ use tracediag::error::{Error, Result};
 use tracediag::ids::{IdPolicy, Salt};
 use tracediag::monitor;
 use tracediag::output;
+use tracediag::peer::Definitions;
 use tracediag::report::{self, Renderer};
 use tracediag::ruleset::RuleSet;
 use tracediag::source::{self, BadRowPolicy, InputFormat};
@@ -177,6 +178,21 @@ enum CatalogueArg {
     Azure,
 }
 
+/// `--definitions`: whose definitions the peer figures follow.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DefinitionsArg {
+    /// NVIDIA AIPerf (profile_export.jsonl, its per-request CSV).
+    Aiperf,
+}
+
+impl DefinitionsArg {
+    fn definitions(self) -> Definitions {
+        match self {
+            DefinitionsArg::Aiperf => Definitions::Aiperf,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum InFormat {
     Parquet,
@@ -262,6 +278,7 @@ impl ReadArgs {
             },
             ids: Some(self.ids.policy()?),
             from_sql_result: false,
+            definitions: None,
         })
     }
 }
@@ -373,6 +390,10 @@ struct AnalyzeArgs {
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Also compute a benchmark tool's own figures from its per-request file, by its
+    /// definitions (first-token rule, ITL, std, which records count), beside tracediag's.
+    #[arg(long, value_enum, value_name = "TOOL")]
+    definitions: Option<DefinitionsArg>,
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
@@ -645,7 +666,10 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-    let opts = a.sql.options(a.read.options(inputs, by)?);
+    let opts = Options {
+        definitions: a.definitions.map(DefinitionsArg::definitions),
+        ..a.sql.options(a.read.options(inputs, by)?)
+    };
     let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);

@@ -44,6 +44,10 @@
 //! - `status` stays null: AIPerf's error code is its own (499 is not an HTTP response the
 //!   server sent), and a valid record does not say its HTTP status. `is_stream` stays null
 //!   too: the record does not say whether the request asked for a stream.
+//! - A value of the wrong JSON type in a field read here (text where AIPerf writes a
+//!   number) is an error naming the line and the field; polars alone would fail the whole
+//!   read without one. The CSV's cells go to the canonical mapping as text, so a cell that is
+//!   not a number is null and counted (`dq_unparsed`).
 //! - The other metrics AIPerf records (`time_to_second_token`, `inter_chunk_latency`,
 //!   `output_token_count`, `reasoning_token_count`) are read by `scan` for the AIPerf
 //!   figures (`peer::aiperf`), and are no canonical field.
@@ -256,8 +260,9 @@ fn scan_scalars(path: &Path, repaired: Option<&spool::Spooled>) -> Result<LazyFr
         .map(|(from, to)| {
             let dtype = types.get(to).cloned().expect("a column of `scan`");
             if schema.contains(from) {
-                // Text as written: a cell that is not a number is null here and, for the
-                // mapped fields, counted as unparsed by the canonical mapping.
+                // A cell that is not a number is null here (the AIPerf figures leave it
+                // out); the canonical path reads the text itself (`scalars_canonical`)
+                // and counts it as unparsed.
                 let text = col(*from).str().strip_chars(lit(NULL));
                 if dtype == DataType::Int64 {
                     text.cast(DataType::Int64).alias(*to)
@@ -324,7 +329,158 @@ pub fn read(
     format: InputFormat,
     repaired: Option<&spool::Spooled>,
 ) -> Result<LazyFrame> {
-    scan(path, format, repaired).map(canonical)
+    match format {
+        InputFormat::AiperfCsv => scalars_canonical(path, repaired),
+        _ => {
+            check_records(path)?;
+            scan_records(path, repaired).map(canonical)
+        }
+    }
+}
+
+/// The CSV's canonical columns as text, so the canonical mapping parses them and counts a
+/// cell that is not a number as unparsed (`dq_unparsed`) instead of dropping it unseen.
+fn scalars_canonical(path: &Path, repaired: Option<&spool::Spooled>) -> Result<LazyFrame> {
+    let mut raw = csv::scan(path, repaired)?;
+    let schema = raw.collect_schema().map_err(|e| {
+        Error::input(
+            path,
+            format!("cannot read the CSV header: {}", super::polars_message(&e)),
+        )
+    })?;
+    let text = |c: &str| {
+        if schema.contains(c) {
+            col(c)
+        } else {
+            lit(NULL).cast(DataType::String)
+        }
+    };
+    let latency = text("request_latency_ms").str().strip_chars(lit(NULL));
+    let has_latency = latency.clone().is_not_null().and(latency.neq(lit("")));
+    Ok(raw.select([
+        text("x_request_id").alias("request_id"),
+        text("request_start_ns").alias("timestamp"),
+        text("time_to_first_token_ms").alias("client_ttft_ms"),
+        text("request_latency_ms").alias("client_latency_ms"),
+        text("output_sequence_length").alias("output_tokens"),
+        text("input_sequence_length").alias("input_tokens"),
+        when(has_latency)
+            .then(lit("ok"))
+            .otherwise(lit(NULL).cast(DataType::String))
+            .alias("outcome"),
+    ]))
+}
+
+/// A value of the wrong JSON type in a field `scan` reads fails the whole read in polars,
+/// without a line: find the first one and name its line and field. Lines that are not JSON
+/// objects are the row check's (`rowcheck`), and skipped here.
+fn check_records(path: &Path) -> Result<()> {
+    use serde_json::Value;
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    let reader = std::io::BufReader::new(file);
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let whole = |v: &Value| v.is_null() || v.is_i64();
+    let number = |v: &Value| v.is_null() || v.is_number();
+    for (i, line) in std::io::BufRead::lines(reader).enumerate() {
+        let line = line.map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let at = |field: String, expected: &str, found: &Value| {
+            Error::input(
+                path,
+                format!(
+                    "line {}: field `{field}`: expected {expected}, found {}",
+                    i + 1,
+                    kind(found)
+                ),
+            )
+        };
+        for (key, expected) in [
+            ("metadata", "an object"),
+            ("metrics", "an object"),
+            ("error", "an object or null"),
+        ] {
+            match record.get(key) {
+                None | Some(Value::Object(_)) => {}
+                Some(Value::Null) if key != "metrics" => {}
+                Some(v) => return Err(at(key.to_string(), expected, v)),
+            }
+        }
+        if let Some(Value::Object(m)) = record.get("metadata") {
+            for k in ["timestamp_ns", "request_start_ns"] {
+                if let Some(v) = m.get(k).filter(|v| !whole(v)) {
+                    return Err(at(format!("metadata.{k}"), "an integer (ns)", v));
+                }
+            }
+            if let Some(v) = m
+                .get("x_request_id")
+                .filter(|v| !v.is_null() && !v.is_string())
+            {
+                return Err(at("metadata.x_request_id".into(), "a string", v));
+            }
+            if let Some(v) = m
+                .get("was_cancelled")
+                .filter(|v| !v.is_null() && !v.is_boolean())
+            {
+                return Err(at("metadata.was_cancelled".into(), "a boolean", v));
+            }
+        }
+        if let Some(Value::Object(e)) = record.get("error") {
+            if let Some(v) = e.get("code").filter(|v| !whole(v)) {
+                return Err(at("error.code".into(), "an integer", v));
+            }
+        }
+        let Some(Value::Object(metrics)) = record.get("metrics") else {
+            continue;
+        };
+        for k in [
+            "ttft",
+            "time_to_first_token",
+            "ttst",
+            "time_to_second_token",
+            LATENCY,
+            OSL,
+            ISL,
+            OUTPUT_TOKENS,
+            REASONING_TOKENS,
+            ICL,
+        ] {
+            let Some(block) = metrics.get(k) else {
+                continue;
+            };
+            let value = match block {
+                Value::Null => continue,
+                Value::Object(b) => b.get("value").unwrap_or(&Value::Null),
+                other => return Err(at(format!("metrics.{k}"), "an object", other)),
+            };
+            let fits = if k == ICL {
+                value.is_null()
+                    || value
+                        .as_array()
+                        .is_some_and(|a| a.iter().all(|x| x.is_number()))
+            } else {
+                number(value)
+            };
+            if !fits {
+                let expected = if k == ICL {
+                    "a list of numbers"
+                } else {
+                    "a number"
+                };
+                return Err(at(format!("metrics.{k}.value"), expected, value));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -398,15 +554,55 @@ mod tests {
     }
 
     #[test]
-    fn the_scalars_csv_reads_ms_and_ns_and_blank_cells_are_null() {
+    fn the_scalars_csv_reads_ms_and_ns_and_counts_what_is_not_a_number() {
         let text = "session_num,request_start_ns,request_end_ns,time_to_first_token_ms,request_latency_ms,output_sequence_length,input_sequence_length\n\
 0,1785315831479615692,1785315844393613994,1714.313534,12912.955548,252,42\n\
-1,1785315844396559904,,,,,\n";
-        let (_d, df) = frame("scalars.csv", text);
-        assert_eq!(f64s(&df, "client_ttft_ms"), [Some(1714.313534), None]);
-        assert_eq!(f64s(&df, "client_latency_ms"), [Some(12912.955548), None]);
-        assert_eq!(strs(&df, "outcome"), [Some("ok".into()), None]);
-        assert_eq!(strs(&df, "request_id"), [None, None]);
+1,1785315844396559904,,,,,\n\
+2,1785315844396559905,,n/a,100.5,3,4\n";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scalars.csv");
+        std::fs::write(&path, text).unwrap();
+        let (lf, inputs) =
+            super::super::load(&[path], None, super::super::BadRowPolicy::Error, &[]).unwrap();
+        assert_eq!(inputs[0].format, InputFormat::AiperfCsv);
+        let df = lf.collect().unwrap();
+        assert_eq!(f64s(&df, "client_ttft_ms"), [Some(1714.313534), None, None]);
+        assert_eq!(
+            f64s(&df, "client_latency_ms"),
+            [Some(12912.955548), None, Some(100.5)]
+        );
+        assert_eq!(
+            strs(&df, "outcome"),
+            [Some("ok".into()), None, Some("ok".into())]
+        );
+        let unparsed: Vec<Option<bool>> = df
+            .column("__unparsed_client_ttft_ms")
+            .unwrap()
+            .bool()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(unparsed, [Some(false), Some(false), Some(true)]);
+        assert_eq!(strs(&df, "request_id"), [None, None, None]);
+    }
+
+    #[test]
+    fn a_wrong_typed_value_is_an_error_naming_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.jsonl");
+        std::fs::write(
+            &path,
+            "{\"metadata\":{},\"metrics\":{\"ttft\":{\"value\":1.5}}}\n\n{\"metadata\":{},\"metrics\":{\"ttft\":{\"value\":\"abc\"}}}\n",
+        )
+        .unwrap();
+        let e = read(&path, InputFormat::Aiperf, None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("line 3: field `metrics.ttft.value`: expected a number, found a string"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use polars::prelude::*;
 use crate::catalogue::{self, Kind};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdPolicy};
+use crate::peer::{self, Definitions};
 use crate::plan::{self, Plan};
 use crate::quality;
 use crate::ruleset::compile::{self, CLASS_INDEX, ESTIMATED_SUFFIX};
@@ -42,6 +43,8 @@ pub struct Options {
     /// The inputs are what `rules --emit sql` wrote on an engine: class, classes and the
     /// metrics are read from them (`sql_result`), not computed.
     pub from_sql_result: bool,
+    /// Also compute the peer tool's own figures by its definitions (`peer`).
+    pub definitions: Option<Definitions>,
 }
 
 /// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
@@ -184,6 +187,15 @@ pub fn absent_column_sentence(flag: &str, column: &str) -> String {
 
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     check(rules, opts)?;
+    if let Some(d) = opts.definitions {
+        if opts.since.is_some() || opts.until.is_some() {
+            return Err(Error::Usage(format!(
+                "--definitions {}: {}'s figures are over its whole run; drop --since/--until",
+                d.name(),
+                d.tool()
+            )));
+        }
+    }
     let plan = plan::build(rules, opts)?;
     let mut summary = summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
     if summary.rows == 0 {
@@ -192,6 +204,10 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         }
     }
     summary.client_ids = plan.id_policy.record(ids::found(&plan.inputs));
+    summary.peer_figures = opts
+        .definitions
+        .map(|d| peer::figures(d, &plan.inputs))
+        .transpose()?;
     summary.bad_rows = bad_rows(
         &plan.inputs,
         opts.on_bad_row,
@@ -733,6 +749,8 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         window: window(opts),
         bad_rows: None,
         overlapping_inputs: plan.overlap.clone(),
+        // Set by `run`: a query of its own over each input.
+        peer_figures: None,
     })
 }
 

@@ -46,6 +46,7 @@ use tracediag::error::{Error, Result};
 use tracediag::ids::{IdPolicy, Salt};
 use tracediag::monitor;
 use tracediag::output;
+use tracediag::peer::Definitions;
 use tracediag::report::{self, Renderer};
 use tracediag::ruleset::RuleSet;
 use tracediag::source::{self, BadRowPolicy, InputFormat};
@@ -211,6 +212,21 @@ enum CatalogueArg {
     Azure,
 }
 
+/// `--definitions`: whose definitions the peer figures follow.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DefinitionsArg {
+    /// NVIDIA AIPerf (profile_export.jsonl, its per-request CSV).
+    Aiperf,
+}
+
+impl DefinitionsArg {
+    fn definitions(self) -> Definitions {
+        match self {
+            DefinitionsArg::Aiperf => Definitions::Aiperf,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum InFormat {
     Parquet,
@@ -227,6 +243,10 @@ enum InFormat {
     /// OpenTelemetry OTLP JSON span exports (one row per GenAI span).
     #[value(alias = "otel")]
     Otlp,
+    /// AIPerf `profile_export.jsonl` records.
+    Aiperf,
+    /// AIPerf per-request figures as CSV.
+    AiperfCsv,
 }
 
 #[derive(Debug, Args)]
@@ -302,6 +322,7 @@ impl ReadArgs {
             },
             ids: Some(self.ids.policy()?),
             from_sql_result: false,
+            definitions: None,
         })
     }
 }
@@ -413,6 +434,10 @@ struct AnalyzeArgs {
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Also compute a benchmark tool's own figures from its per-request file, by its
+    /// definitions (first-token rule, ITL, std, which records count), beside tracediag's.
+    #[arg(long, value_enum, value_name = "TOOL")]
+    definitions: Option<DefinitionsArg>,
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
@@ -685,7 +710,10 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-    let opts = a.sql.options(a.read.options(inputs, by)?);
+    let opts = Options {
+        definitions: a.definitions.map(DefinitionsArg::definitions),
+        ..a.sql.options(a.read.options(inputs, by)?)
+    };
     let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
@@ -793,6 +821,8 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::Higress => InputFormat::Higress,
         InFormat::Litellm => InputFormat::LiteLlm,
         InFormat::Otlp => InputFormat::Otlp,
+        InFormat::Aiperf => InputFormat::Aiperf,
+        InFormat::AiperfCsv => InputFormat::AiperfCsv,
     })
 }
 

@@ -17,6 +17,7 @@ pub mod explain;
 pub mod ids;
 pub mod monitor;
 pub mod output;
+pub mod peer;
 pub mod plan;
 pub mod quality;
 pub mod report;

@@ -71,13 +71,14 @@ fn measured(file: &str, json: &serde_json::Value) -> Result<(), String> {
         .unwrap_or(0);
     // An all-insufficient diagnosis is honest only with a measured end-to-end time, or
     // the figures of a clock other than the gateway's t0 (new-api's relay start, a
-    // proxy's upstream start), or a t0 point the table cannot judge alone.
+    // proxy's upstream start, a benchmark client's send), or a t0 point the table cannot judge alone.
     let honest = [
         "end_to_end_ms",
         "time_to_first_event_ms",
         "time_to_upstream_done_ms",
         "relay_elapsed_ms",
         "upstream_call_ms",
+        "client_request_latency_ms",
     ];
     if rows > 0 && insufficient == rows && !timed.iter().any(|t| honest.contains(t)) {
         return Err(format!(

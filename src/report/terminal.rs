@@ -5,6 +5,7 @@
 use comfy_table::{CellAlignment, Table};
 
 use super::{fit, fmt_pct, fmt_share, render, table, Renderer, Width};
+use crate::peer::PeerFigures;
 use crate::summary::{LeftOut, MetricRow, Summary};
 
 /// The terminal report at a width.
@@ -38,6 +39,59 @@ fn metrics_table(rows: &[MetricRow]) -> Table {
         ]);
     }
     t
+}
+
+/// The peer's figures as the peer prints them (two decimals, its CSV's precision); the
+/// JSON holds them unrounded.
+fn peer_tables(p: &PeerFigures, width: Width, line: &mut impl FnMut(String)) {
+    for r in &p.runs {
+        line(String::new());
+        line(format!(
+            "As {} computes it (--definitions {}): {} — {} records, {} errors and cancellations left out as {} leaves them out; std {}",
+            p.tool, p.definitions, r.path, r.records, r.left_out, p.tool, p.std
+        ));
+        let mut t = table(
+            &[
+                "metric (ms unless stated)",
+                "n",
+                "avg",
+                "std",
+                "min",
+                "p50",
+                "p95",
+                "p99",
+                "max",
+            ],
+            1..9,
+        );
+        for m in &r.metrics {
+            let f = |v: f64| format!("{v:.2}");
+            let name = if m.unit == "ms" {
+                m.header.to_string()
+            } else {
+                format!("{} ({})", m.header, m.unit)
+            };
+            t.add_row(vec![
+                name,
+                m.count.to_string(),
+                f(m.avg),
+                f(m.std),
+                f(m.min),
+                f(m.p50),
+                f(m.p95),
+                f(m.p99),
+                f(m.max),
+            ]);
+        }
+        line(render(t, width));
+        let run: Vec<String> = r
+            .aggregates
+            .iter()
+            .filter(|a| a.unit != "ns")
+            .map(|a| format!("{} {:.2} {}", a.tag, a.value, a.unit))
+            .collect();
+        line(run.join(" · "));
+    }
 }
 
 impl Renderer for Terminal {
@@ -152,6 +206,9 @@ impl Renderer for Terminal {
         line(render(metrics_table(&s.metrics), self.0));
         for l in LeftOut::lines(&s.metrics_left_out) {
             line(l);
+        }
+        if let Some(p) = &s.peer_figures {
+            peer_tables(p, self.0, &mut line);
         }
         line(String::new());
         line("Data quality — flagged rows are kept and classified as they are".into());

@@ -4,6 +4,7 @@
 //! nested under `other.timing`, or inside `other` as a JSON string) onto canonical names.
 //! Nothing downstream knows which file type a row came from.
 
+pub mod aiperf;
 pub mod azure;
 pub mod azure_logs;
 pub mod azure_requests;
@@ -63,6 +64,11 @@ pub enum InputFormat {
     LiteLlm,
     /// OpenTelemetry OTLP JSON span exports (GenAI spans), read by `otel`.
     Otlp,
+    /// NVIDIA AIPerf `profile_export.jsonl` records (2025 and 2026 schemas), read by `aiperf`.
+    Aiperf,
+    /// AIPerf's per-request figures as a CSV (`request_start_ns, time_to_first_token_ms,
+    /// request_latency_ms, …`), read by `aiperf`.
+    AiperfCsv,
 }
 
 impl fmt::Display for InputFormat {
@@ -77,6 +83,8 @@ impl fmt::Display for InputFormat {
             InputFormat::Higress => "higress",
             InputFormat::LiteLlm => "litellm",
             InputFormat::Otlp => "otlp",
+            InputFormat::Aiperf => "AIPerf profile_export.jsonl",
+            InputFormat::AiperfCsv => "AIPerf per-request CSV",
         })
     }
 }
@@ -92,6 +100,8 @@ impl InputFormat {
             "higress" => Some(InputFormat::Higress),
             "litellm" => Some(InputFormat::LiteLlm),
             "otlp" | "otel" => Some(InputFormat::Otlp),
+            "aiperf" => Some(InputFormat::Aiperf),
+            "aiperf-csv" => Some(InputFormat::AiperfCsv),
             _ => None,
         }
     }
@@ -365,14 +375,15 @@ fn load_one(
     // The names a refusal lists: a JSON file's keys (the reader keeps only those the
     // mapping can read), a table's columns.
     let json_columns = || match content {
-        Content::Log(InputFormat::Csv) | Content::Log(InputFormat::Parquet) => None,
+        Content::Log(InputFormat::Csv | InputFormat::Parquet | InputFormat::AiperfCsv) => None,
         Content::JsonObject => Some(recognise::json_keys(&opened.read, Content::Log(format))),
         c => Some(recognise::json_keys(&opened.read, c)),
     };
     let mut elements = 0;
     let checked = match format {
         InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
-        InputFormat::JsonLines => rowcheck::check_json_lines(path, policy)?,
+        InputFormat::JsonLines | InputFormat::Aiperf => rowcheck::check_json_lines(path, policy)?,
+        InputFormat::AiperfCsv => rowcheck::check_csv(path, csv::separator(path), policy)?,
         InputFormat::JsonArray => {
             let (types, n) = rowcheck::check_json_array(path)?;
             elements = n;
@@ -445,6 +456,10 @@ fn load_one(
             }
             spans.frame
         }
+        InputFormat::Aiperf | InputFormat::AiperfCsv => {
+            notes.push(aiperf::CLOCK_NOTE.to_string());
+            aiperf::read(path, format, repaired.as_deref())?
+        }
     };
     let schema = raw.collect_schema().map_err(|e| {
         Error::input(
@@ -507,7 +522,10 @@ fn load_one(
         ));
     }
     let line = match format {
-        InputFormat::Csv | InputFormat::JsonLines => checked.lines.expr(col(ROW_COL)),
+        InputFormat::Csv
+        | InputFormat::JsonLines
+        | InputFormat::Aiperf
+        | InputFormat::AiperfCsv => checked.lines.expr(col(ROW_COL)),
         _ => lit(NULL).cast(DataType::Int64),
     };
     // Partition keys as text labels (null where this file's path has no such folder).

@@ -29,34 +29,29 @@ const SIGNATURES: &[Signature] = &[
         says: "this is an SSE stream (a response body): tracediag reads the gateway's request logs, whose timings a body alone does not carry",
     },
     Signature {
-        form: None,
+        form: Some(Content::JsonObject),
         all_of: &["metadata", "metrics"],
-        says: "this looks like AIPerf per-request records (`profile_export.jsonl`); tracediag does not read AIPerf records yet",
+        says: "this looks like one AIPerf record, pretty-printed: tracediag reads AIPerf's `profile_export.jsonl` as written (one record per line; `tracediag analyze profile_export.jsonl`)",
     },
     Signature {
         form: None,
         all_of: &["records", "input_config"],
-        says: "this looks like an AIPerf summary (`profile_export_aiperf.json`): figures over a run, not requests; the per-request records are AIPerf's `profile_export.jsonl`, which tracediag does not read yet",
+        says: "this looks like an AIPerf summary (`profile_export_aiperf.json`): figures over a run, not requests; pass the per-request records of the same run instead: `tracediag analyze profile_export.jsonl` (AIPerf writes it beside the summary)",
     },
     Signature {
         form: None,
         all_of: &["request_latency", "time_to_first_token", "was_cancelled"],
-        says: "this looks like an AIPerf summary (`profile_export_aiperf.json`): figures over a run, not requests; the per-request records are AIPerf's `profile_export.jsonl`, which tracediag does not read yet",
+        says: "this looks like an AIPerf summary (`profile_export_aiperf.json`): figures over a run, not requests; pass the per-request records of the same run instead: `tracediag analyze profile_export.jsonl` (AIPerf writes it beside the summary)",
     },
     Signature {
         form: None,
         all_of: &["request_latency", "time_to_first_token", "input_config"],
-        says: "this looks like a GenAI-Perf summary (`profile_export_genai_perf.json`): figures over a run, not requests; tracediag does not read GenAI-Perf exports yet",
+        says: "this looks like a GenAI-Perf summary (`profile_export_genai_perf.json`): figures over a run, not requests; its per-request data is perf_analyzer's `profile_export.json`, which tracediag does not read; AIPerf (GenAI-Perf's successor) writes per-request records, `profile_export.jsonl`, which `tracediag analyze` reads",
     },
     Signature {
         form: Some(Content::Log(InputFormat::Csv)),
         all_of: &["Metric", "avg", "p50"],
-        says: "this looks like an AIPerf summary CSV (`profile_export_aiperf.csv`): one row per metric, not per request; the per-request records are AIPerf's `profile_export.jsonl`, which tracediag does not read yet",
-    },
-    Signature {
-        form: None,
-        all_of: &["request_start_ns", "time_to_first_token_ms", "request_latency_ms"],
-        says: "this looks like AIPerf per-request figures (client-side clock, from the request's send); tracediag does not read AIPerf records yet",
+        says: "this looks like an AIPerf summary CSV (`profile_export_aiperf.csv`): one row per metric, not per request; pass the per-request records of the same run instead: `tracediag analyze profile_export.jsonl` (AIPerf writes it beside the summary)",
     },
     Signature {
         form: None,
@@ -131,7 +126,9 @@ pub fn json_keys(path: &Path, form: Content) -> Vec<String> {
     }
     let mut keys = Keys::default();
     match form {
-        Content::Log(InputFormat::JsonLines) | Content::Log(InputFormat::AzureRequestLog) => {
+        Content::Log(InputFormat::JsonLines)
+        | Content::Log(InputFormat::AzureRequestLog)
+        | Content::Log(InputFormat::Aiperf) => {
             let mut line = Vec::new();
             let mut rows = 0;
             while rows < KEYED_ROWS {

@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{azure_requests, higress, litellm, newapi, otel, recognise, InputFormat};
+use super::{aiperf, azure_requests, higress, litellm, newapi, otel, recognise, InputFormat};
 use crate::error::{Error, Result};
 
 /// How many bytes of a file are looked at.
@@ -39,6 +39,8 @@ impl Content {
             Content::Log(InputFormat::Higress) => "Higress ai-statistics log",
             Content::Log(InputFormat::LiteLlm) => "LiteLLM spend log",
             Content::Log(InputFormat::Otlp) => "OpenTelemetry OTLP JSON spans",
+            Content::Log(InputFormat::Aiperf) => "AIPerf records (JSON lines)",
+            Content::Log(InputFormat::AiperfCsv) => "AIPerf per-request CSV",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -143,6 +145,9 @@ pub fn physical(path: &Path) -> Result<Content> {
         if azure_requests::looks_like_request_response(&line) {
             return Ok(Content::Log(InputFormat::AzureRequestLog));
         }
+        if aiperf::looks_like_records(&line) {
+            return Ok(Content::Log(InputFormat::Aiperf));
+        }
         return Ok(
             if line.len() as u64 >= FIRST_LINE
                 || serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok()
@@ -170,6 +175,9 @@ pub fn physical(path: &Path) -> Result<Content> {
             path,
             "expected a JSON array of objects or JSON lines, found neither",
         )),
+        _ if first_line(path).is_some_and(|l| aiperf::looks_like_scalars(&l)) => {
+            Ok(Content::Log(InputFormat::AiperfCsv))
+        }
         _ => Ok(Content::Log(InputFormat::Csv)),
     }
 }

@@ -590,6 +590,11 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             input.path.display()
         ));
     }
+    for input in inputs {
+        if let Some(note) = benchmark_note(input) {
+            notes.push(note);
+        }
+    }
     for (i, input) in inputs.iter().enumerate() {
         let path = input.path.display().to_string();
         if timed.get(&vec![index_key(i)]).copied().unwrap_or(0) == 0 {
@@ -728,6 +733,29 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         bad_rows: None,
         overlapping_inputs: plan.overlap.clone(),
     })
+}
+
+/// What a benchmark client's export says about its figures: whose first-token rule
+/// `client_ttft_ms` follows, where `client_latency_ms` ends, and what was derived.
+fn benchmark_note(input: &Input) -> Option<String> {
+    let path = input.path.display();
+    match input.format {
+        InputFormat::Vllm => {
+            let layout = source::vllm::layout(input.read_from.read.as_path());
+            let latency = if layout.latencies {
+                "client_latency_ms is vLLM's `latencies` (its last chunk with choices)"
+            } else {
+                "the file has no `latencies`, so client_latency_ms is derived: ttft + Σ itls, the last chunk's arrival (vLLM's own latency in current versions; older ones ended at `[DONE]`, a little later)"
+            };
+            Some(format!(
+                "{path}: vLLM benchmark client figures, counted from the client's send (c0): client_ttft_ms follows vLLM's first-token rule (the first chunk with a non-empty `choices`, even when its text is empty); {latency}; no gateway point is known, so every request is insufficient_data (--definitions vllm gives vLLM's own figures)"
+            ))
+        }
+        InputFormat::Llmperf => Some(format!(
+            "{path}: LLMPerf client figures, counted from the client's send (c0): client_ttft_ms follows LLMPerf's first-token rule (the first chunk with a non-empty `delta.content`), client_latency_ms ends when the stream closes; LLMPerf's inter_token_latency_s includes the TTFT and is not tracediag's inter-token latency (--definitions llmperf gives LLMPerf's own figures); no gateway point is known, so every request is insufficient_data"
+        )),
+        _ => None,
+    }
 }
 
 /// Milliseconds since the Unix epoch as ISO 8601 UTC (`2026-06-10T14:00:04.123Z`); `None`

@@ -183,6 +183,10 @@ enum InFormat {
     Csv,
     Jsonl,
     Json,
+    /// vLLM `benchmark_serving.py --save-result` JSON (per-request arrays).
+    Vllm,
+    /// LLMPerf `*_individual_responses.json`.
+    Llmperf,
 }
 
 #[derive(Debug, Args)]
@@ -745,6 +749,8 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::Csv => InputFormat::Csv,
         InFormat::Jsonl => InputFormat::JsonLines,
         InFormat::Json => InputFormat::JsonArray,
+        InFormat::Vllm => InputFormat::Vllm,
+        InFormat::Llmperf => InputFormat::Llmperf,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod azure_windows;
 mod canonical;
 mod csv;
 mod json;
+pub mod llmperf;
 mod location;
 mod parquet;
 mod recognise;
@@ -18,6 +19,7 @@ pub mod rowcheck;
 mod sniff;
 pub mod spool;
 mod timestamp;
+pub mod vllm;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -51,6 +53,10 @@ pub enum InputFormat {
     JsonArray,
     /// Azure OpenAI `RequestResponse` resource logs (JSON lines), read by `azure_requests`.
     AzureRequestLog,
+    /// vLLM `benchmark_serving.py --save-result` JSON (per-request arrays), read by `vllm`.
+    Vllm,
+    /// LLMPerf individual responses (a JSON array), read by `llmperf`.
+    Llmperf,
 }
 
 impl fmt::Display for InputFormat {
@@ -61,6 +67,8 @@ impl fmt::Display for InputFormat {
             InputFormat::JsonLines => "jsonl",
             InputFormat::JsonArray => "json",
             InputFormat::AzureRequestLog => "azure RequestResponse log",
+            InputFormat::Vllm => "vllm save-result",
+            InputFormat::Llmperf => "llmperf individual responses",
         })
     }
 }
@@ -72,6 +80,8 @@ impl InputFormat {
             "csv" => Some(InputFormat::Csv),
             "jsonl" | "ndjson" => Some(InputFormat::JsonLines),
             "json" => Some(InputFormat::JsonArray),
+            "vllm" => Some(InputFormat::Vllm),
+            "llmperf" => Some(InputFormat::Llmperf),
             _ => None,
         }
     }
@@ -371,6 +381,8 @@ fn load_one(
         InputFormat::JsonLines => json::scan_lines(path, repaired.as_deref(), &checked.types)?,
         InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
         InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
+        InputFormat::Vllm => vllm::read(path)?,
+        InputFormat::Llmperf => llmperf::read(path)?,
     };
     let schema = raw.collect_schema().map_err(|e| {
         Error::input(

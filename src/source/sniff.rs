@@ -6,7 +6,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{azure_requests, InputFormat};
+use super::{azure_requests, llmperf, recognise, vllm, InputFormat};
 use crate::error::{Error, Result};
 
 /// How many bytes of a file are looked at.
@@ -35,6 +35,8 @@ impl Content {
             Content::Log(InputFormat::JsonLines) => "JSON lines",
             Content::Log(InputFormat::JsonArray) => "a JSON array",
             Content::Log(InputFormat::AzureRequestLog) => "Azure OpenAI RequestResponse log",
+            Content::Log(InputFormat::Vllm) => "a vLLM --save-result JSON",
+            Content::Log(InputFormat::Llmperf) => "LLMPerf individual responses",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -80,6 +82,10 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<Content> {
         if azure_requests::looks_like_request_response(&line) {
             return Ok(Content::Log(InputFormat::AzureRequestLog));
         }
+        // A vLLM result is one document, on one line or pretty-printed: its keys decide.
+        if vllm::looks_like(&recognise::json_keys(path, Content::JsonObject)) {
+            return Ok(Content::Log(InputFormat::Vllm));
+        }
         return Ok(
             if line.len() as u64 >= FIRST_LINE
                 || serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok()
@@ -96,6 +102,8 @@ pub fn detect(path: &Path, forced: Option<InputFormat>) -> Result<Content> {
         let lines = matches!(ext.as_deref(), Some("jsonl") | Some("ndjson"));
         return Ok(Content::Log(if lines {
             InputFormat::JsonLines
+        } else if llmperf::looks_like_file(path) {
+            InputFormat::Llmperf
         } else {
             InputFormat::JsonArray
         }));

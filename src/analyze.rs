@@ -42,6 +42,8 @@ pub struct Options {
     /// The inputs are what `rules --emit sql` wrote on an engine: class, classes and the
     /// metrics are read from them (`sql_result`), not computed.
     pub from_sql_result: bool,
+    /// Also compute a benchmark tool's own figures as it defines them (`definitions`).
+    pub definitions: Option<crate::definitions::Definitions>,
 }
 
 /// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
@@ -192,6 +194,9 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         }
     }
     summary.client_ids = plan.id_policy.record(ids::found(&plan.inputs));
+    if let Some(d) = opts.definitions {
+        summary.peer = Some(crate::definitions::figures(d, &plan)?);
+    }
     summary.bad_rows = bad_rows(
         &plan.inputs,
         opts.on_bad_row,
@@ -732,6 +737,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         window: window(opts),
         bad_rows: None,
         overlapping_inputs: plan.overlap.clone(),
+        peer: None,
     })
 }
 
@@ -745,7 +751,7 @@ fn benchmark_note(input: &Input) -> Option<String> {
             let latency = if layout.latencies {
                 "client_latency_ms is vLLM's `latencies` (its last chunk with choices)"
             } else {
-                "the file has no `latencies`, so client_latency_ms is derived: ttft + Σ itls, the last chunk's arrival (vLLM's own latency in current versions; older ones ended at `[DONE]`, a little later)"
+                "the file has no `latencies`, so client_latency_ms is derived: ttft + Σ itls, the last chunk's arrival (vLLM's own latency in current versions; in older ones the two differ by microseconds)"
             };
             Some(format!(
                 "{path}: vLLM benchmark client figures, counted from the client's send (c0): client_ttft_ms follows vLLM's first-token rule (the first chunk with a non-empty `choices`, even when its text is empty); {latency}; no gateway point is known, so every request is insufficient_data (--definitions vllm gives vLLM's own figures)"

@@ -42,6 +42,7 @@ macro_rules! exit_130 {
 use crate::progress::Progress;
 use tracediag::analyze::{self, Options};
 use tracediag::catalogue::Catalogue;
+use tracediag::definitions::Definitions;
 use tracediag::error::{Error, Result};
 use tracediag::ids::{IdPolicy, Salt};
 use tracediag::monitor;
@@ -86,7 +87,8 @@ enum Command {
     #[command(after_help = after_help!(
         "  tracediag analyze logs.parquet --by model,channel\n\
          \x20 tracediag analyze 'logs/*.jsonl' --since 2026-11-02T10:00:00Z --out tagged.csv\n\
-         \x20 tracediag analyze metrics/*.json --baseline last_week/*.json\n",
+         \x20 tracediag analyze metrics/*.json --baseline last_week/*.json\n\
+         \x20 tracediag analyze result.json --definitions vllm --format json\n",
         concat!(
             "  1    --strict: a data-quality check flagged a row, or a bad row was skipped\n",
             exit_2!(),
@@ -262,6 +264,7 @@ impl ReadArgs {
             },
             ids: Some(self.ids.policy()?),
             from_sql_result: false,
+            definitions: None,
         })
     }
 }
@@ -387,6 +390,29 @@ struct AnalyzeArgs {
     baseline_windows: usize,
     #[command(flatten)]
     rule_args: RuleArgs,
+    /// Also compute a benchmark tool's own figures from its per-request export, as that
+    /// tool defines them (first-token rule, ITL, std flavour, which requests count), in
+    /// their own block beside tracediag's.
+    #[arg(long, value_enum, value_name = "PEER")]
+    definitions: Option<DefinitionsArg>,
+}
+
+/// The peers of `--definitions` (`tracediag::definitions::Definitions`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DefinitionsArg {
+    /// vLLM benchmark_serving.py / vllm bench serve (--save-result JSON).
+    Vllm,
+    /// Ray LLMPerf (individual responses).
+    Llmperf,
+}
+
+impl DefinitionsArg {
+    fn definitions(self) -> Definitions {
+        match self {
+            DefinitionsArg::Vllm => Definitions::Vllm,
+            DefinitionsArg::Llmperf => Definitions::Llmperf,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -645,7 +671,10 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-    let opts = a.sql.options(a.read.options(inputs, by)?);
+    let opts = Options {
+        definitions: a.definitions.map(DefinitionsArg::definitions),
+        ..a.sql.options(a.read.options(inputs, by)?)
+    };
     let progress = Progress::start("analysing", &opts.inputs);
     let analysis = analyze::run(&rules, &opts)?;
     drop(progress);
@@ -698,6 +727,11 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
 }
 
 fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
+    if a.definitions.is_some() {
+        return Err(Error::Usage(
+            "--definitions reads a benchmark tool's per-request export; these are Azure Monitor metric exports".into(),
+        ));
+    }
     if a.sql.from_sql_result {
         return Err(Error::Usage(
             "--from-sql-result reads what `rules --emit sql` wrote over gateway request logs; these are Azure Monitor metric exports".into(),

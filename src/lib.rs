@@ -12,6 +12,7 @@
 pub mod analyze;
 pub mod catalogue;
 pub mod compare;
+pub mod definitions;
 pub mod error;
 pub mod explain;
 pub mod ids;

@@ -96,6 +96,10 @@ pub struct Summary {
     /// absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overlapping_inputs: Option<Overlap>,
+    /// A benchmark tool's own figures, as it defines them (`--definitions`); absent
+    /// without the switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<crate::definitions::PeerFigures>,
 }
 
 /// Overlapping inputs: most duplicated request ids are whole-file copies, i.e. one file

@@ -216,7 +216,7 @@ impl Renderer for Terminal {
 fn peer_lines(p: &PeerFigures) -> Vec<String> {
     let mut out = vec![
         format!(
-            "As {} computes it (--definitions {}): {} requests, {} counted (left out: {})",
+            "As {} computes it (--definitions {}): {} requests, {} counted; left out: {}",
             p.tool, p.definitions, p.requests, p.counted, p.left_out
         ),
         format!("first token: {}; std: {}", p.first_token_rule, p.std),

@@ -87,8 +87,7 @@ enum Command {
     #[command(after_help = after_help!(
         "  tracediag analyze logs.parquet --by model,channel\n\
          \x20 tracediag analyze 'logs/*.jsonl' --since 2026-11-02T10:00:00Z --out tagged.csv\n\
-         \x20 tracediag analyze metrics/*.json --baseline last_week/*.json\n\
-         \x20 tracediag analyze result.json --definitions vllm --format json\n",
+         \x20 tracediag analyze metrics/*.json --baseline last_week/*.json\n",
         concat!(
             "  1    --strict: a data-quality check flagged a row, or a bad row was skipped\n",
             exit_2!(),

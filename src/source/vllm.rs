@@ -33,8 +33,8 @@
 //! - A failed request has `ttft` 0, `latency` 0, no gaps and `output_lens` 0 in vLLM's
 //!   output: defaults, not measurements. Such rows keep their `error` outcome and have null
 //!   timings and output tokens.
-//! - `start_times` (newer versions) are `perf_counter` readings, not wall-clock times: no
-//!   timestamp is read, so `--since`/`--until` select nothing in these files.
+//! - `start_times` (newer versions) is not read: nothing in the file ties its clock to
+//!   wall-clock time. No timestamp is read, so `--since`/`--until` select nothing here.
 //! - Arrays of different lengths, or a document that is not one JSON object, are errors
 //!   naming the file and the array; nothing here panics on any input.
 

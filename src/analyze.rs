@@ -206,7 +206,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
     summary.client_ids = plan.id_policy.record(ids::found(&plan.inputs));
     summary.peer_figures = opts
         .definitions
-        .map(|d| peer::figures(d, &plan.inputs))
+        .map(|d| peer::figures(d, &plan))
         .transpose()?;
     summary.bad_rows = bad_rows(
         &plan.inputs,

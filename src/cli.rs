@@ -217,12 +217,18 @@ enum CatalogueArg {
 enum DefinitionsArg {
     /// NVIDIA AIPerf (profile_export.jsonl, its per-request CSV).
     Aiperf,
+    /// vLLM benchmark_serving.py / vllm bench serve (--save-result JSON).
+    Vllm,
+    /// Ray LLMPerf (individual responses).
+    Llmperf,
 }
 
 impl DefinitionsArg {
     fn definitions(self) -> Definitions {
         match self {
             DefinitionsArg::Aiperf => Definitions::Aiperf,
+            DefinitionsArg::Vllm => Definitions::Vllm,
+            DefinitionsArg::Llmperf => Definitions::Llmperf,
         }
     }
 }
@@ -247,6 +253,10 @@ enum InFormat {
     Aiperf,
     /// AIPerf per-request figures as CSV.
     AiperfCsv,
+    /// vLLM `benchmark_serving.py --save-result` JSON (per-request arrays).
+    Vllm,
+    /// LLMPerf `*_individual_responses.json`.
+    Llmperf,
 }
 
 #[derive(Debug, Args)]
@@ -766,6 +776,11 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
 }
 
 fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
+    if a.definitions.is_some() {
+        return Err(Error::Usage(
+            "--definitions reads a benchmark tool's per-request export; these are Azure Monitor metric exports".into(),
+        ));
+    }
     if a.sql.from_sql_result {
         return Err(Error::Usage(
             "--from-sql-result reads what `rules --emit sql` wrote over gateway request logs; these are Azure Monitor metric exports".into(),
@@ -823,6 +838,8 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::Otlp => InputFormat::Otlp,
         InFormat::Aiperf => InputFormat::Aiperf,
         InFormat::AiperfCsv => InputFormat::AiperfCsv,
+        InFormat::Vllm => InputFormat::Vllm,
+        InFormat::Llmperf => InputFormat::Llmperf,
     })
 }
 

@@ -103,7 +103,7 @@ pub struct Summary {
     pub overlapping_inputs: Option<Overlap>,
     /// The peer tool's own figures (`--definitions`), beside tracediag's; absent without it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub peer_figures: Option<crate::peer::PeerFigures>,
+    pub peer_figures: Option<crate::peer::Figures>,
 }
 
 /// Overlapping inputs: most duplicated request ids are whole-file copies, i.e. one file

@@ -6,24 +6,36 @@
 //! adapter's scan of the file.
 
 pub mod aiperf;
+pub mod llmperf;
+pub mod pooled;
+pub mod vllm;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::source::Input;
+use crate::plan::Plan;
 
 /// Whose definitions the peer figures follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Definitions {
-    /// NVIDIA AIPerf (`profile_export.jsonl`, the per-request scalars CSV).
+    /// NVIDIA AIPerf (`profile_export.jsonl`, the per-request scalars CSV): per run.
     Aiperf,
+    /// vLLM `benchmark_serving.py` / `vllm bench serve` (`--save-result` JSON).
+    Vllm,
+    /// Ray LLMPerf (`*_individual_responses.json`).
+    Llmperf,
 }
 
 impl Definitions {
+    pub const ALL: [Definitions; 3] =
+        [Definitions::Aiperf, Definitions::Vllm, Definitions::Llmperf];
+
     /// The name `--definitions` takes.
     pub fn name(self) -> &'static str {
         match self {
             Definitions::Aiperf => "aiperf",
+            Definitions::Vllm => "vllm",
+            Definitions::Llmperf => "llmperf",
         }
     }
 
@@ -31,8 +43,25 @@ impl Definitions {
     pub fn tool(self) -> &'static str {
         match self {
             Definitions::Aiperf => "AIPerf",
+            Definitions::Vllm => "vLLM",
+            Definitions::Llmperf => "LLMPerf",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Definitions> {
+        Definitions::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(s))
+    }
+}
+
+/// A peer's own figures: AIPerf's per run (one block per file), vLLM's and LLMPerf's over
+/// the run's requests pooled. In JSON, `peer_figures`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Figures {
+    Runs(PeerFigures),
+    Pooled(pooled::PeerFigures),
 }
 
 /// The peer figures of a run: what the definitions are, then one block per input file (a
@@ -128,10 +157,14 @@ pub struct PeerAggregate {
     pub value: f64,
 }
 
-/// The peer figures of `inputs` by `definitions`; an input the peer did not write is a
-/// usage error (its figures would not be the peer's).
-pub fn figures(definitions: Definitions, inputs: &[Input]) -> Result<PeerFigures> {
+/// The peer figures of the plan's inputs by `definitions`; an input the peer did not
+/// write is a usage error (its figures would not be the peer's).
+pub fn figures(definitions: Definitions, plan: &Plan) -> Result<Figures> {
+    let inputs = plan.inputs.as_slice();
     match definitions {
+        Definitions::Vllm | Definitions::Llmperf => {
+            pooled::figures(definitions, plan).map(Figures::Pooled)
+        }
         Definitions::Aiperf => {
             let runs = inputs
                 .iter()
@@ -149,7 +182,7 @@ pub fn figures(definitions: Definitions, inputs: &[Input]) -> Result<PeerFigures
                     }
                 })
                 .collect::<Result<Vec<_>>>()?;
-            Ok(aiperf::figures(runs))
+            Ok(Figures::Runs(aiperf::figures(runs)))
         }
     }
 }

@@ -5,7 +5,7 @@
 use comfy_table::{CellAlignment, Table};
 
 use super::{fit, fmt_pct, fmt_share, render, table, Renderer, Width};
-use crate::peer::PeerFigures;
+use crate::peer::{pooled, Figures, PeerFigures};
 use crate::summary::{LeftOut, MetricRow, Summary};
 
 /// The terminal report at a width.
@@ -207,8 +207,16 @@ impl Renderer for Terminal {
         for l in LeftOut::lines(&s.metrics_left_out) {
             line(l);
         }
-        if let Some(p) = &s.peer_figures {
-            peer_tables(p, self.0, &mut line);
+        match &s.peer_figures {
+            Some(Figures::Runs(p)) => peer_tables(p, self.0, &mut line),
+            Some(Figures::Pooled(p)) => {
+                line(String::new());
+                for l in peer_lines(p) {
+                    line(l);
+                }
+                line(render(peer_table(p), self.0));
+            }
+            None => {}
         }
         line(String::new());
         line("Data quality — flagged rows are kept and classified as they are".into());
@@ -261,4 +269,78 @@ impl Renderer for Terminal {
         }
         fit(&out, self.0)
     }
+}
+
+/// What the `--definitions` block says above its table: whose definitions, which
+/// requests count, the std flavour and the first-token rule.
+fn peer_lines(p: &pooled::PeerFigures) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "As {} computes it (--definitions {}): {} requests, {} counted; left out: {}",
+            p.tool, p.definitions, p.requests, p.counted, p.left_out
+        ),
+        format!("first token: {}; std: {}", p.first_token_rule, p.std),
+    ];
+    if let Some(r) = &p.run {
+        let codes: Vec<String> = p
+            .error_codes
+            .iter()
+            .map(|c| format!("{} × {}", c.code, c.requests))
+            .collect();
+        out.push(format!(
+            "num_requests_started {}, number_errors {}, error_rate {}, num_completed_requests {}{}",
+            r.num_requests_started,
+            r.number_errors,
+            r.error_rate.map_or("—".to_string(), sig),
+            r.num_completed_requests,
+            if codes.is_empty() {
+                String::new()
+            } else {
+                format!(" (error codes: {})", codes.join(", "))
+            }
+        ));
+    }
+    for m in &p.metrics {
+        out.push(format!("{} ({}): {}", m.name, m.unit, m.definition));
+    }
+    for n in &p.not_computed {
+        out.push(format!("not computed: {n}"));
+    }
+    out
+}
+
+/// One column per metric, one row per statistic (every metric of a peer has the same).
+fn peer_table(p: &pooled::PeerFigures) -> Table {
+    let mut header = vec!["statistic".to_string()];
+    // The units are in the lines above, one per metric.
+    header.extend(p.metrics.iter().map(|m| m.name.clone()));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = table(&header, 1..header.len());
+    let mut n = vec!["n".to_string()];
+    n.extend(p.metrics.iter().map(|m| m.n.to_string()));
+    t.add_row(n);
+    let names: Vec<&str> = p
+        .metrics
+        .first()
+        .map(|m| m.stats.0.iter().map(|(n, _)| n.as_str()).collect())
+        .unwrap_or_default();
+    for name in names {
+        let mut row = vec![name.to_string()];
+        row.extend(
+            p.metrics
+                .iter()
+                .map(|m| m.stats.get(name).map_or("—".to_string(), sig)),
+        );
+        t.add_row(row);
+    }
+    t
+}
+
+/// Four significant digits, without exponent (the JSON holds every digit).
+fn sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{v:.digits$}")
 }

@@ -14,6 +14,7 @@ mod csv;
 pub mod higress;
 mod json;
 pub mod litellm;
+pub mod llmperf;
 mod location;
 pub mod newapi;
 pub mod otel;
@@ -23,6 +24,7 @@ pub mod rowcheck;
 mod sniff;
 pub mod spool;
 mod timestamp;
+pub mod vllm;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -69,6 +71,10 @@ pub enum InputFormat {
     /// AIPerf's per-request figures as a CSV (`request_start_ns, time_to_first_token_ms,
     /// request_latency_ms, …`), read by `aiperf`.
     AiperfCsv,
+    /// vLLM `benchmark_serving.py --save-result` JSON (per-request arrays), read by `vllm`.
+    Vllm,
+    /// LLMPerf individual responses (a JSON array), read by `llmperf`.
+    Llmperf,
 }
 
 impl fmt::Display for InputFormat {
@@ -85,6 +91,8 @@ impl fmt::Display for InputFormat {
             InputFormat::Otlp => "otlp",
             InputFormat::Aiperf => "AIPerf profile_export.jsonl",
             InputFormat::AiperfCsv => "AIPerf per-request CSV",
+            InputFormat::Vllm => "vllm save-result",
+            InputFormat::Llmperf => "llmperf individual responses",
         })
     }
 }
@@ -102,6 +110,8 @@ impl InputFormat {
             "otlp" | "otel" => Some(InputFormat::Otlp),
             "aiperf" => Some(InputFormat::Aiperf),
             "aiperf-csv" => Some(InputFormat::AiperfCsv),
+            "vllm" => Some(InputFormat::Vllm),
+            "llmperf" => Some(InputFormat::Llmperf),
             _ => None,
         }
     }
@@ -444,9 +454,10 @@ fn load_one(
                     json_columns().unwrap_or_default(),
                 ));
             }
-            notes.push(format!(
+            notes.push(
                 "OpenTelemetry GenAI spans carry no gateway point (t0 … t7): every request is insufficient_data; the spans' own figures (an inference server's from its engine arrival e0, a client's from its call c0, each span's duration on its writer's clock) are reported as measured"
-            ));
+                    .to_string(),
+            );
             if spans.other > 0 {
                 notes.push(format!(
                     "{} of {} spans have no `gen_ai.*` attribute and are left out",
@@ -459,6 +470,14 @@ fn load_one(
         InputFormat::Aiperf | InputFormat::AiperfCsv => {
             notes.push(aiperf::CLOCK_NOTE.to_string());
             aiperf::read(path, format, repaired.as_deref())?
+        }
+        InputFormat::Vllm => {
+            notes.push(vllm::note(path));
+            vllm::read(path)?
+        }
+        InputFormat::Llmperf => {
+            notes.push(llmperf::NOTE.to_string());
+            llmperf::read(path)?
         }
     };
     let schema = raw.collect_schema().map_err(|e| {

@@ -56,22 +56,22 @@ const SIGNATURES: &[Signature] = &[
     Signature {
         form: None,
         all_of: &["ttfts", "itls", "output_lens"],
-        says: "this looks like a vLLM `benchmark_serving.py --save-result` JSON (per-request arrays `ttfts`, `itls`); tracediag does not read vLLM results yet",
+        says: "this looks like a vLLM `benchmark_serving.py --save-result` JSON (per-request arrays `ttfts`, `itls`): tracediag reads it as such when it is detected, or with `--input-format vllm`",
     },
     Signature {
         form: None,
         all_of: &["client_command"],
-        says: "this looks like the command record of a vLLM benchmark run: commands, no measurements",
+        says: "this looks like the command record of a vLLM benchmark run: commands, no measurements; pass the run's `--save-result` JSON (the `.json` of the same name)",
     },
     Signature {
         form: None,
         all_of: &["ttft_s", "end_to_end_latency_s", "inter_token_latency_s"],
-        says: "this looks like LLMPerf individual responses; tracediag does not read LLMPerf results yet",
+        says: "this looks like LLMPerf individual responses: tracediag reads them as such when they are detected, or with `--input-format llmperf`",
     },
     Signature {
         form: None,
         all_of: &["num_concurrent_requests", "results_ttft_s_mean"],
-        says: "this looks like an LLMPerf summary: figures over a run, not requests; the per-request data is LLMPerf's `individual_responses` file, which tracediag does not read yet",
+        says: "this looks like an LLMPerf summary: figures over a run, not requests; pass the run's `*_individual_responses.json` (the per-request records) instead",
     },
     Signature {
         form: None,

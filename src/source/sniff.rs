@@ -6,7 +6,9 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{aiperf, azure_requests, higress, litellm, newapi, otel, recognise, InputFormat};
+use super::{
+    aiperf, azure_requests, higress, litellm, llmperf, newapi, otel, recognise, vllm, InputFormat,
+};
 use crate::error::{Error, Result};
 
 /// How many bytes of a file are looked at.
@@ -41,6 +43,8 @@ impl Content {
             Content::Log(InputFormat::Otlp) => "OpenTelemetry OTLP JSON spans",
             Content::Log(InputFormat::Aiperf) => "AIPerf records (JSON lines)",
             Content::Log(InputFormat::AiperfCsv) => "AIPerf per-request CSV",
+            Content::Log(InputFormat::Vllm) => "a vLLM --save-result JSON",
+            Content::Log(InputFormat::Llmperf) => "LLMPerf individual responses",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -148,6 +152,10 @@ pub fn physical(path: &Path) -> Result<Content> {
         if aiperf::looks_like_records(&line) {
             return Ok(Content::Log(InputFormat::Aiperf));
         }
+        // A vLLM result is one document, on one line or pretty-printed: its keys decide.
+        if vllm::looks_like(&recognise::json_keys(path, Content::JsonObject)) {
+            return Ok(Content::Log(InputFormat::Vllm));
+        }
         return Ok(
             if line.len() as u64 >= FIRST_LINE
                 || serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok()
@@ -164,6 +172,8 @@ pub fn physical(path: &Path) -> Result<Content> {
         let lines = matches!(ext.as_deref(), Some("jsonl") | Some("ndjson"));
         return Ok(Content::Log(if lines {
             InputFormat::JsonLines
+        } else if llmperf::looks_like_file(path) {
+            InputFormat::Llmperf
         } else {
             InputFormat::JsonArray
         }));

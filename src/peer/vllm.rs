@@ -1,0 +1,164 @@
+//! vLLM's figures (`calculate_metrics` of `benchmark_serving.py` / `vllm/benchmarks/
+//! serve.py`), over the requests of the plan:
+//! - only successful requests count (`errors[i]` empty); the others are left out, as vLLM
+//!   leaves them out;
+//! - TTFT per request; TPOT = (latency − ttft) / (output_len − 1) per request with
+//!   output_len > 1; ITL = every gap between chunks, POOLED over the requests (not one value
+//!   per request); E2EL = latency, when the file has `latencies`;
+//! - each as `np.mean`, `np.median`, `np.std` (population, ddof 0) and `np.percentile`
+//!   (type 7) at the percentiles the file reports (`p99_ttft_ms` → 99), all in ms.
+//!
+//! Where vLLM writes 0 for a metric over no value (`np.mean(x or 0)`), this writes null.
+
+use polars::prelude::*;
+
+use super::pooled::{describe, described, PeerFigures, PeerMetric, Stat};
+use crate::error::Result;
+use crate::plan::Plan;
+use crate::source::vllm::{self as adapter, GAP_COL};
+use crate::source::{FILE_INDEX, ROW_COL};
+use crate::summary::PERCENTILE_METHOD;
+
+/// vLLM's default `--metric-percentiles`, for a file that reports none.
+const DEFAULT_PERCENTILES: [&str; 1] = ["99"];
+
+fn stats(percentiles: &[String]) -> Vec<(String, Stat)> {
+    let mut out = vec![
+        ("mean".to_string(), Stat::Mean),
+        ("median".to_string(), Stat::Median),
+        ("std".to_string(), Stat::Std(0)),
+    ];
+    for p in percentiles {
+        let q = p.parse::<f64>().unwrap_or(99.0) / 100.0;
+        out.push((format!("p{p}"), Stat::Quantile(q)));
+    }
+    out
+}
+
+pub fn figures(plan: &Plan) -> Result<PeerFigures> {
+    let layouts: Vec<adapter::Layout> = plan
+        .inputs
+        .iter()
+        .map(|i| adapter::layout(i.read_from.read.as_path()))
+        .collect();
+    let latencies = layouts.iter().all(|l| l.latencies);
+    // The percentiles every file reports, in the first file's order.
+    let mut percentiles: Vec<String> = layouts
+        .first()
+        .map(|l| l.percentiles.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| layouts.iter().all(|l| l.percentiles.contains(p)))
+        .collect();
+    if percentiles.is_empty() {
+        percentiles = DEFAULT_PERCENTILES.map(String::from).to_vec();
+    }
+    let stats = stats(&percentiles);
+
+    // vLLM's `success`: no error text. A file without `errors` has every outcome null,
+    // and vLLM counted every request it wrote.
+    let succeeded = col("outcome").eq(lit("ok")).or(col("outcome").is_null());
+    let ok = plan.lf.clone().filter(succeeded);
+    let mut gaps = vec![];
+    for (i, input) in plan.inputs.iter().enumerate() {
+        gaps.push(adapter::chunk_gaps(
+            input.read_from.read.as_path(),
+            i as u32,
+        )?);
+    }
+    let gaps = match gaps.len() {
+        1 => gaps.pop().expect("one"),
+        _ => concat(gaps, UnionArgs::default()).map_err(|e| plan.read_error(&e))?,
+    };
+    let keys = [col(FILE_INDEX), col(ROW_COL)];
+    let pooled = ok.clone().select(keys.clone()).join(
+        gaps,
+        keys.clone(),
+        keys,
+        JoinArgs::new(JoinType::Inner),
+    );
+
+    let latency = "latency: vLLM's `latencies` (send to the last chunk with choices)";
+    let derived = "latency: ttft + Σ itls (the file has no `latencies`): the last chunk's arrival, vLLM's own latency in current versions; in older versions the two differ by microseconds (a second clock call for the TTFT, or the end at `[DONE]`), so vLLM's own TPOT differs by that over (output tokens − 1)";
+    let mut metrics: Vec<(&str, &'static str, LazyFrame, Expr)> = vec![
+        (
+            "ttft",
+            "send to the first chunk with a non-empty `choices`, per successful request",
+            ok.clone(),
+            col("client_ttft_ms"),
+        ),
+        (
+            "tpot",
+            if latencies { latency } else { derived },
+            ok.clone().filter(col("output_tokens").gt(lit(1))),
+            (col("client_latency_ms") - col("client_ttft_ms"))
+                / (col("output_tokens").cast(DataType::Float64) - lit(1.0)),
+        ),
+        (
+            "itl",
+            "every gap between successive chunks with choices, pooled over the successful requests",
+            pooled,
+            col(GAP_COL),
+        ),
+    ];
+    let mut not_computed = vec![];
+    if latencies {
+        metrics.push((
+            "e2el",
+            "send to the last chunk with choices (`latencies`), per successful request",
+            ok.clone(),
+            col("client_latency_ms"),
+        ));
+    } else {
+        not_computed.push(
+            "e2el: the file has no `latencies` (vLLM writes them from --save-detailed in current versions)".to_string(),
+        );
+    }
+    let mut queries: Vec<LazyFrame> = metrics
+        .iter()
+        .map(|(_, _, rows, value)| describe(rows.clone(), value.clone(), &stats))
+        .collect();
+    let count = |lf: LazyFrame| lf.select([len().cast(DataType::UInt64).alias("n")]);
+    queries.push(count(plan.lf.clone()));
+    queries.push(count(ok));
+    let mut out = crate::stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
+    let counted = first_u64(&out.pop().expect("counted"));
+    let requests = first_u64(&out.pop().expect("requests"));
+    let metrics = metrics
+        .iter()
+        .zip(&out)
+        .map(|((name, definition, _, _), df)| {
+            let (n, stats) = described(df, &stats)?;
+            Ok(PeerMetric {
+                name: name.to_string(),
+                unit: "ms",
+                definition,
+                n,
+                stats,
+            })
+        })
+        .collect::<PolarsResult<Vec<_>>>()
+        .map_err(|e| plan.read_error(&e))?;
+    Ok(PeerFigures {
+        definitions: "vllm",
+        tool: "vLLM benchmark_serving.py / vllm bench serve (calculate_metrics)",
+        first_token_rule:
+            "the first streamed chunk with a non-empty `choices` array, even when its text is empty",
+        std: "population (np.std, ddof 0)",
+        percentile_method: PERCENTILE_METHOD,
+        requests,
+        counted,
+        left_out: "failed requests (a non-empty `errors` entry)",
+        run: None,
+        error_codes: vec![],
+        metrics,
+        not_computed,
+    })
+}
+
+fn first_u64(df: &DataFrame) -> u64 {
+    df.column("n")
+        .ok()
+        .and_then(|c| c.u64().ok()?.get(0))
+        .unwrap_or(0)
+}

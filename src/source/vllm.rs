@@ -1,0 +1,397 @@
+//! vLLM `benchmarks/benchmark_serving.py --save-result` / `vllm bench serve --save-result
+//! --save-detailed` JSON → a raw polars frame with canonical column names, one row per
+//! request. The file is one JSON document: run-level figures, then per-request arrays of
+//! equal length (index i is request i), then vLLM's own mean/median/std/p<P> per metric.
+//! Read by polars with a schema that lists only the arrays below, then exploded together;
+//! `generated_texts` (and every prompt-derived field) is never a column.
+//!
+//! | column | from | unit |
+//! |---|---|---|
+//! | `client_ttft_ms` (c0→c1) | `ttfts[i]` | s → ms |
+//! | `client_latency_ms` (c0→c2) | `latencies[i]`; without it `ttfts[i] + Σ itls[i]` (below) | s → ms |
+//! | `input_tokens` | `input_lens[i]` | count |
+//! | `output_tokens` | `output_lens[i]` | count |
+//! | `outcome` | `errors[i]`: empty → ok, other text → error (the text itself is not kept) | |
+//!
+//! What the figures mean:
+//! - **Origin c0** is the client's `time.perf_counter()` just before it sends the request;
+//!   no gateway point (t0…t7) is known, so the gateway rules say `insufficient_data` and the
+//!   client figures stand on their own.
+//! - **First token (c1), vLLM's rule:** the first streamed chunk whose `choices` array is
+//!   non-empty, even when its text is empty (current `endpoint_request_func.py`; the 2024
+//!   script took the first non-empty text). The summary names the rule.
+//! - **`itls[i]`** are the gaps between successive chunks with choices after the first;
+//!   `latency` is the last such chunk's arrival minus c0. So `ttft + Σ itls` is the last
+//!   chunk's arrival: in the current code exactly vLLM's own latency (the sum telescopes).
+//!   Older scripts (the 2025-04 sample) have no `latencies` array, read the first token's
+//!   time with a second clock call (`ttft = time.perf_counter() - st` after taking the
+//!   chunk's timestamp) and, in 2024, took the latency at `[DONE]`: there `ttft + Σ itls`
+//!   and the tool's own latency differ by microseconds. Without `latencies` the reader
+//!   writes `ttft + Σ itls` into `client_latency_ms` and the summary says so (a note
+//!   naming the file). On the sample, the TPOT it gives differs from vLLM's own by at most
+//!   8e-7 relative.
+//! - A failed request has `ttft` 0, `latency` 0, no gaps and `output_lens` 0 in vLLM's
+//!   output: defaults, not measurements. Such rows keep their `error` outcome and have null
+//!   timings and output tokens.
+//! - `start_times` (newer versions) is not read: nothing in the file ties its clock to
+//!   wall-clock time. No timestamp is read, so `--since`/`--until` select nothing here.
+//! - Arrays of different lengths, or a document that is not one JSON object, are errors
+//!   naming the file and the array; nothing here panics on any input.
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::recognise;
+use super::sniff::Content;
+use super::{polars_message, FILE_INDEX, ROW_COL};
+use crate::error::{Error, Result};
+
+/// The per-request arrays that make a file a vLLM result.
+const REQUIRED: [&str; 3] = ["ttfts", "itls", "output_lens"];
+
+/// Per-request arrays read when present, with their element types.
+fn arrays() -> [(&'static str, DataType); 6] {
+    let list = |t| DataType::List(Box::new(t));
+    [
+        ("ttfts", list(DataType::Float64)),
+        ("itls", list(list(DataType::Float64))),
+        ("latencies", list(DataType::Float64)),
+        ("input_lens", list(DataType::Int64)),
+        ("output_lens", list(DataType::Int64)),
+        ("errors", list(DataType::String)),
+    ]
+}
+
+/// Column of [`chunk_gaps`]: one gap between successive chunks, in ms.
+pub const GAP_COL: &str = "chunk_gap_ms";
+
+/// What a vLLM result holds besides its arrays: read from its top-level key names only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// It has a `latencies` array (vLLM's own end per request).
+    pub latencies: bool,
+    /// The percentiles vLLM reported (`p99_ttft_ms` → `"99"`, `p99.9_…` → `"99.9"`), in
+    /// the file's order.
+    pub percentiles: Vec<String>,
+}
+
+/// Whether these top-level keys are those of a vLLM result with per-request arrays.
+pub fn looks_like(keys: &[String]) -> bool {
+    REQUIRED.iter().all(|k| keys.iter().any(|c| c == k))
+}
+
+/// The layout of the vLLM result at `path` (its key names, no values).
+pub fn layout(path: &Path) -> Layout {
+    let keys = recognise::json_keys(path, Content::JsonObject);
+    let percentiles = keys
+        .iter()
+        .filter_map(|k| {
+            let p = k.strip_prefix('p')?.strip_suffix("_ttft_ms")?;
+            p.parse::<f64>().is_ok().then(|| p.to_string())
+        })
+        .collect();
+    Layout {
+        latencies: keys.iter().any(|k| k == "latencies"),
+        percentiles,
+    }
+}
+
+/// The arrays of the document at `path` named in `wanted` (those it has), as one row.
+fn read_arrays(path: &Path, wanted: &[&str]) -> Result<(DataFrame, Vec<String>)> {
+    let keys = recognise::json_keys(path, Content::JsonObject);
+    if !looks_like(&keys) {
+        return Err(Error::input(
+            path,
+            format!(
+                "not a vLLM --save-result JSON with per-request arrays: expected the keys {}",
+                REQUIRED.map(|k| format!("`{k}`")).join(", ")
+            ),
+        ));
+    }
+    let present: Vec<String> = arrays()
+        .into_iter()
+        .filter(|(n, _)| wanted.contains(n) && keys.iter().any(|k| k == n))
+        .map(|(n, _)| n.to_string())
+        .collect();
+    let schema: Schema = arrays()
+        .into_iter()
+        .filter(|(n, _)| present.iter().any(|p| p == n))
+        .map(|(n, t)| Field::new(n.into(), t))
+        .collect();
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;
+    let df = JsonReader::new(file)
+        .with_json_format(JsonFormat::Json)
+        .with_schema(Arc::new(schema))
+        .finish()
+        .map_err(|e| {
+            Error::input(
+                path,
+                format!(
+                    "cannot read as a vLLM result (one JSON document of per-request arrays): {}",
+                    polars_message(&e)
+                ),
+            )
+        })?;
+    if df.height() != 1 {
+        return Err(Error::input(
+            path,
+            format!(
+                "a vLLM result is one JSON document; this file holds {} (an --append-result file: split it into one file per run)",
+                df.height()
+            ),
+        ));
+    }
+    // Index i is request i in every array: they must agree on the number of requests.
+    let lengths = df
+        .clone()
+        .lazy()
+        .select(
+            present
+                .iter()
+                .map(|n| col(n.as_str()).list().len().alias(n.as_str()))
+                .collect::<Vec<_>>(),
+        )
+        .collect()
+        .map_err(|e| Error::input(path, polars_message(&e)))?;
+    let length = |n: &str| {
+        lengths
+            .column(n)
+            .ok()
+            .and_then(|c| c.cast(&DataType::Int64).ok())
+            .and_then(|c| c.i64().ok()?.get(0))
+    };
+    let first = length(&present[0]);
+    if let Some(other) = present.iter().find(|n| length(n) != first) {
+        let count = |n: &str| length(n).map_or("no".to_string(), |l| l.to_string());
+        return Err(Error::input(
+            path,
+            format!(
+                "the per-request arrays disagree on the number of requests: `{}` holds {} entries, `{other}` {}",
+                present[0],
+                count(&present[0]),
+                count(other)
+            ),
+        ));
+    }
+    Ok((df, present))
+}
+
+/// One row per request, with the canonical columns of the module documentation.
+pub fn read(path: &Path) -> Result<LazyFrame> {
+    let (df, present) = read_arrays(
+        path,
+        &[
+            "ttfts",
+            "itls",
+            "latencies",
+            "input_lens",
+            "output_lens",
+            "errors",
+        ],
+    )?;
+    let has = |n: &str| present.iter().any(|p| p == n);
+    let names: Vec<&str> = present.iter().map(String::as_str).collect();
+    let rows = df.lazy().explode(
+        cols(names),
+        ExplodeOptions {
+            empty_as_null: false,
+            keep_nulls: true,
+        },
+    );
+    let failed = if has("errors") {
+        col("errors").str().len_bytes().gt(lit(0))
+    } else {
+        lit(false)
+    };
+    let outcome = if has("errors") {
+        when(col("errors").is_null())
+            .then(lit(NULL).cast(DataType::String))
+            .when(failed.clone())
+            .then(lit("error"))
+            .otherwise(lit("ok"))
+    } else {
+        lit(NULL).cast(DataType::String)
+    };
+    let measured = |e: Expr| {
+        when(failed.clone())
+            .then(lit(NULL).cast(DataType::Float64))
+            .otherwise(e)
+    };
+    let end_s = if has("latencies") {
+        col("latencies")
+    } else {
+        col("ttfts") + col("itls").list().sum()
+    };
+    let mut columns = vec![
+        measured(col("ttfts") * lit(1000.0)).alias("client_ttft_ms"),
+        measured(end_s * lit(1000.0)).alias("client_latency_ms"),
+        when(failed.clone())
+            .then(lit(NULL).cast(DataType::Int64))
+            .otherwise(col("output_lens"))
+            .alias("output_tokens"),
+        outcome.alias("outcome"),
+    ];
+    if has("input_lens") {
+        columns.push(col("input_lens").alias("input_tokens"));
+    }
+    Ok(rows.select(columns))
+}
+
+/// Every gap between successive chunks (`itls`), in ms, one row per gap: `FILE_INDEX` =
+/// `file`, `ROW_COL` = the 1-based request it belongs to (the row the canonical frame gives
+/// that request), and [`GAP_COL`]. What vLLM pools for its ITL.
+pub fn chunk_gaps(path: &Path, file: u32) -> Result<LazyFrame> {
+    let (df, _) = read_arrays(path, &["itls"])?;
+    Ok(df
+        .lazy()
+        .explode(
+            cols(["itls"]),
+            ExplodeOptions {
+                empty_as_null: false,
+                keep_nulls: false,
+            },
+        )
+        .with_row_index(ROW_COL, Some(1))
+        .explode(
+            cols(["itls"]),
+            ExplodeOptions {
+                empty_as_null: false,
+                keep_nulls: false,
+            },
+        )
+        .select([
+            lit(file).alias(FILE_INDEX),
+            col(ROW_COL).cast(DataType::Int64),
+            (col("itls") * lit(1000.0)).alias(GAP_COL),
+        ]))
+}
+
+/// What a run notes about a vLLM result: the clock and rules its figures follow, and
+/// what was derived.
+pub fn note(path: &Path) -> String {
+    let latency = if layout(path).latencies {
+        "client_latency_ms is vLLM's `latencies` (its last chunk with choices)"
+    } else {
+        "the file has no `latencies`, so client_latency_ms is derived: ttft + Σ itls, the last chunk's arrival (vLLM's own latency in current versions; in older ones the two differ by microseconds)"
+    };
+    format!(
+        "vLLM benchmark client figures, counted from the client's send (c0): client_ttft_ms follows vLLM's first-token rule (the first chunk with a non-empty `choices`, even when its text is empty); {latency}; no gateway point is known, so every request is insufficient_data (--definitions vllm gives vLLM's own figures)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("result.json");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    const RESULT: &str = r#"{"date": "20250414-141743", "completed": 2, "failed": 1,
+        "input_lens": [10, 20, 30], "output_lens": [3, 1, 0],
+        "ttfts": [0.25, 0.5, 0.0], "itls": [[0.01, 0.02], [], []],
+        "generated_texts": ["SECRET-TEXT", "x", ""],
+        "errors": ["", "", "Traceback SECRET-ERROR"],
+        "mean_ttft_ms": 375.0, "p99_ttft_ms": 1.0, "p99.9_ttft_ms": 2.0}"#;
+
+    #[test]
+    fn one_row_per_request_in_ms_with_failures_null_and_no_text() {
+        let (_d, path) = write(RESULT);
+        let df = read(&path).unwrap().collect().unwrap();
+        assert_eq!(
+            df.get_column_names()
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>(),
+            [
+                "client_ttft_ms",
+                "client_latency_ms",
+                "output_tokens",
+                "outcome",
+                "input_tokens"
+            ]
+        );
+        let f =
+            |c: &str| -> Vec<Option<f64>> { df.column(c).unwrap().f64().unwrap().iter().collect() };
+        assert_eq!(f("client_ttft_ms"), [Some(250.0), Some(500.0), None]);
+        // No `latencies`: the last chunk's arrival, ttft + Σ itls.
+        let latency = f("client_latency_ms");
+        assert!((latency[0].unwrap() - 280.0).abs() < 1e-9, "{latency:?}");
+        assert_eq!(latency[1..], [Some(500.0), None]);
+        let out: Vec<Option<i64>> = df
+            .column("output_tokens")
+            .unwrap()
+            .i64()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(out, [Some(3), Some(1), None]);
+        let outcome: Vec<Option<&str>> = df
+            .column("outcome")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(outcome, [Some("ok"), Some("ok"), Some("error")]);
+        assert!(!format!("{df:?}").contains("SECRET"));
+        assert_eq!(
+            layout(&path),
+            Layout {
+                latencies: false,
+                percentiles: vec!["99".into(), "99.9".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn latencies_when_the_file_has_them() {
+        let (_d, path) = write(
+            r#"{"ttfts": [0.25], "itls": [[0.01]], "latencies": [0.3], "output_lens": [2], "errors": [""]}"#,
+        );
+        let df = read(&path).unwrap().collect().unwrap();
+        let v = df
+            .column("client_latency_ms")
+            .unwrap()
+            .f64()
+            .unwrap()
+            .get(0);
+        assert_eq!(v, Some(300.0));
+        assert!(df.column("input_tokens").is_err());
+        assert!(layout(&path).latencies);
+    }
+
+    #[test]
+    fn chunk_gaps_are_pooled_rows_keyed_by_request() {
+        let (_d, path) = write(RESULT);
+        let df = chunk_gaps(&path, 4).unwrap().collect().unwrap();
+        assert_eq!(df.height(), 2);
+        let rows: Vec<Option<i64>> = df.column(ROW_COL).unwrap().i64().unwrap().iter().collect();
+        assert_eq!(rows, [Some(1), Some(1)]);
+        let gaps: Vec<f64> = df
+            .column(GAP_COL)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .flatten()
+            .collect();
+        assert_eq!(gaps, [10.0, 20.0]);
+    }
+
+    #[test]
+    fn arrays_of_different_lengths_are_an_error_naming_them() {
+        let (_d, path) =
+            write(r#"{"ttfts": [0.25, 0.3], "itls": [[0.01]], "output_lens": [2, 3]}"#);
+        let e = read(&path).err().unwrap().to_string();
+        assert!(e.contains("`ttfts` holds 2 entries, `itls` 1"), "{e}");
+        let (_d, path) = write("{\"ttfts\": [1], \"itls\": [[]], \"output_lens\": [1]}\n{\"ttfts\": [1], \"itls\": [[]], \"output_lens\": [1]}\n");
+        let e = read(&path).err().unwrap().to_string();
+        assert!(e.contains("vLLM result"), "{e}");
+    }
+}

@@ -27,7 +27,7 @@ GATEWAY = {
                "total_handler_ms", "visible_output_tps", "input_tokens", "status", "is_stream",
                "model", "timestamp", "relay_first_response_ms", "relay_total_ms",
                "client_ttft_ms", "client_latency_ms", "engine_ttft_ms", "engine_latency_ms",
-               "engine_queue_ms"],
+               "engine_queue_ms", "upstream_first_chunk_ms", "upstream_elapsed_ms"],
     "metrics": [("m_span", "total_handler_ms - first_response_ms"),
                 ("m_point", "first_response_ms")],
     "look_at": "total_handler_ms",

@@ -566,19 +566,19 @@ pub static ADAPTER_FIELDS: &[(&str, &str)] = &[
     ("relay_total_ms", "new-api"),
     ("client_ttft_ms", "benchmark clients"),
     ("client_latency_ms", "benchmark clients"),
-    ("upstream_first_chunk_ms", "litellm"),
-    ("upstream_elapsed_ms", "litellm"),
-    ("gateway_ms", "new-api request_timing"),
-    ("upstream_first_data_ms", "new-api request_timing"),
-    ("first_data_to_client_ms", "new-api request_timing"),
-    ("client_stream_ms", "new-api request_timing"),
-    ("finalize_ms", "new-api request_timing"),
-    ("engine_ttft_ms", "otlp"),
-    ("engine_latency_ms", "otlp"),
-    ("engine_queue_ms", "otlp"),
-    ("engine_prefill_ms", "otlp"),
-    ("engine_decode_ms", "otlp"),
-    ("span_duration_ms", "otlp"),
+    ("upstream_first_chunk_ms", "LiteLLM"),
+    ("upstream_elapsed_ms", "LiteLLM"),
+    ("gateway_ms", "new-api"),
+    ("upstream_first_data_ms", "new-api"),
+    ("first_data_to_client_ms", "new-api"),
+    ("client_stream_ms", "new-api"),
+    ("finalize_ms", "new-api"),
+    ("engine_ttft_ms", "OpenTelemetry spans"),
+    ("engine_latency_ms", "OpenTelemetry spans"),
+    ("engine_queue_ms", "OpenTelemetry spans"),
+    ("engine_prefill_ms", "OpenTelemetry spans"),
+    ("engine_decode_ms", "OpenTelemetry spans"),
+    ("span_duration_ms", "OpenTelemetry spans"),
 ];
 
 /// The tool whose adapter alone fills `name` (`ADAPTER_FIELDS`).
@@ -588,6 +588,19 @@ pub fn adapter_of(name: &str) -> Option<&'static str> {
         .find(|(f, _)| *f == name)
         .map(|(_, tool)| *tool)
 }
+
+/// What carries a timing field: the tool whose adapter alone fills it, or, for the
+/// canonical schema's own timing fields, a gateway log (`GATEWAY_LOG`); `None` for a field
+/// that is no timing (a count, a label).
+pub fn carried_by(name: &str) -> Option<&'static str> {
+    let f = field(name)?;
+    f.kind
+        .is_timing()
+        .then(|| adapter_of(name).unwrap_or(GATEWAY_LOG))
+}
+
+/// How `carried_by` names the canonical schema's timeline (t0 … t7 and the local phases).
+pub const GATEWAY_LOG: &str = "a gateway log's t0 … t7";
 
 /// Whether only a tool's adapter fills `name` (`ADAPTER_FIELDS`).
 pub fn is_adapter_field(name: &str) -> bool {

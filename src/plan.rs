@@ -41,7 +41,8 @@ pub struct Plan {
     /// The rule table's reported metrics no input can compute (a field each needs is in no
     /// input): summaries leave them out and name them, rather than show a row of nulls.
     pub uncomputable: Vec<String>,
-    /// The tools whose own figures (`catalogue::ADAPTER_FIELDS`) some input holds.
+    /// What carries the timings some input holds (`catalogue::carried_by`): a gateway
+    /// log, a tool's own log.
     pub tools: std::collections::BTreeSet<&'static str>,
     /// The plan before the incident window, and the window: asked for the data's span
     /// only when the window holds no request (`empty_window`).
@@ -115,7 +116,7 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
                 .map(|(name, _)| name.to_string())
                 .collect::<Vec<_>>()
         })
-        .filter_map(|name| catalogue::adapter_of(&name))
+        .filter_map(|name| catalogue::carried_by(&name))
         .collect();
     let mut plan = Plan {
         lf,

@@ -382,16 +382,16 @@ pub struct ClassRow {
 pub struct LeftOut {
     pub name: String,
     pub label: String,
-    /// The tools whose logs alone carry a figure it is built on
-    /// (`catalogue::ADAPTER_FIELDS`); empty for a metric of the canonical schema.
-    pub only_in: Vec<&'static str>,
-    /// Whether no input is a log of those tools (rather than a log missing one field).
-    pub other_tools: bool,
+    /// What carries the timings it is built on (`catalogue::carried_by`): a gateway log,
+    /// or the tools whose logs alone have them.
+    pub carried_by: Vec<&'static str>,
+    /// Whether no input is such a log (rather than one missing a field).
+    pub other_logs: bool,
 }
 
 impl LeftOut {
     /// The metrics a plan leaves out, as a summary names them. `uncomputable` are their
-    /// names (`Plan::uncomputable`), `tools` the tools whose figures some input holds
+    /// names (`Plan::uncomputable`), `tools` what carries the timings some input holds
     /// (`Plan::tools`).
     pub fn of(
         rules: &crate::ruleset::RuleSet,
@@ -403,28 +403,28 @@ impl LeftOut {
             .into_iter()
             .filter(|m| uncomputable.contains(&m.name))
             .map(|m| {
-                let only_in: BTreeSet<&'static str> = rules
+                let carried_by: BTreeSet<&'static str> = rules
                     .fields_of(&m.name)
                     .iter()
-                    .filter_map(|f| crate::catalogue::adapter_of(f))
+                    .filter_map(|f| crate::catalogue::carried_by(f))
                     .collect();
                 LeftOut {
                     name: m.name.clone(),
                     label: m.label.clone().unwrap_or_else(|| m.name.clone()),
-                    other_tools: !only_in.is_empty() && only_in.is_disjoint(tools),
-                    only_in: only_in.into_iter().collect(),
+                    other_logs: !carried_by.is_empty() && carried_by.is_disjoint(tools),
+                    carried_by: carried_by.into_iter().collect(),
                 }
             })
             .collect()
     }
 
     /// The lines a rendered summary says them in: by name where a field is missing from
-    /// logs of their kind, as one count where they are other tools' figures.
+    /// logs of their kind, as one count where no input is a log of their kind.
     pub fn lines(left_out: &[LeftOut]) -> Vec<String> {
         let mut out = vec![];
         let named: Vec<&str> = left_out
             .iter()
-            .filter(|m| !m.other_tools)
+            .filter(|m| !m.other_logs)
             .map(|m| m.label.as_str())
             .collect();
         if !named.is_empty() {
@@ -433,15 +433,15 @@ impl LeftOut {
                 named.join("; ")
             ));
         }
-        let others: Vec<&LeftOut> = left_out.iter().filter(|m| m.other_tools).collect();
+        let others: Vec<&LeftOut> = left_out.iter().filter(|m| m.other_logs).collect();
         if !others.is_empty() {
             let tools: BTreeSet<&str> = others
                 .iter()
-                .flat_map(|m| m.only_in.iter().copied())
+                .flat_map(|m| m.carried_by.iter().copied())
                 .collect();
             let tools: Vec<&str> = tools.into_iter().collect();
             out.push(format!(
-                "Left out: {} metric{} of figures only other tools' logs carry ({}); no input is one",
+                "Left out: {} metric{} of figures only other logs carry ({}); no input is one",
                 others.len(),
                 if others.len() == 1 { "" } else { "s" },
                 join_or(&tools)

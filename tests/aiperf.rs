@@ -1,4 +1,6 @@
-//! NVIDIA AIPerf exports (`fixtures/external/aiperf/`): the per-request files are read onto
+//! NVIDIA AIPerf exports (`fixtures/external/aiperf/run1`, Apache-2.0; the anud18 run is read
+//! from `../shared/external/`, not vendored: its repository states no licence): the
+//! per-request files are read onto
 //! the client clock and diagnosed; the summaries are refused, naming the file to pass; and
 //! with `--definitions aiperf` tracediag's figures equal AIPerf's own summary of the same
 //! run, figure for figure. The expected values are read from AIPerf's files here, never
@@ -13,11 +15,11 @@ const RUN1: &str = "fixtures/external/aiperf/run1/profile_export.jsonl";
 const RUN1_SUMMARY: &str = "fixtures/external/aiperf/run1/profile_export_aiperf.json";
 const RUN1_SUMMARY_CSV: &str = "fixtures/external/aiperf/run1/profile_export_aiperf.csv";
 const ANUD18: &str =
-    "fixtures/external/aiperf/anud18_w0_chatbot_c1/per_request_scalars.transcribed.csv";
+    "../shared/external/peers/aiperf/anud18_w0_chatbot_c1/per_request_scalars.transcribed.csv";
 const ANUD18_SUMMARY_CSV: &str =
-    "fixtures/external/aiperf/anud18_w0_chatbot_c1/profile_export_aiperf.csv";
+    "../shared/external/peers/aiperf/anud18_w0_chatbot_c1/profile_export_aiperf.csv";
 const ANUD18_RECORD: &str =
-    "fixtures/external/aiperf/anud18_w0_chatbot_c1/profile_export.record_session6.transcribed.json";
+    "../shared/external/peers/aiperf/anud18_w0_chatbot_c1/profile_export.record_session6.transcribed.json";
 
 fn json(args: &[&str]) -> Value {
     let o = ok(args);
@@ -37,7 +39,11 @@ fn measured(j: &Value, name: &str) -> u64 {
 
 #[test]
 fn each_per_request_file_is_diagnosed_from_the_client_clock() {
-    for (file, requests, timed) in [(RUN1, 100, 89), (ANUD18, 20, 20), (ANUD18_RECORD, 1, 1)] {
+    let mut files = vec![(RUN1, 100, 89)];
+    if shared_external("each_per_request_file_is_diagnosed_from_the_client_clock (anud18)") {
+        files.extend([(ANUD18, 20, 20), (ANUD18_RECORD, 1, 1)]);
+    }
+    for (file, requests, timed) in files {
         let j = json(&["analyze", file, "--format", "json", "--salt", "s"]);
         assert_eq!(j["rows"], requests, "{file}");
         for m in [
@@ -61,15 +67,26 @@ fn each_per_request_file_is_diagnosed_from_the_client_clock() {
     );
 }
 
-#[test]
-fn terminal_outputs_of_the_per_request_files() {
+fn terminal_outputs(files: &[&str]) -> String {
     let mut all = String::new();
-    for file in [RUN1, ANUD18, ANUD18_RECORD] {
+    for file in files {
         all.push_str(&format!("$ tracediag analyze {file} --salt s\n"));
         all.push_str(&ok(&["analyze", file, "--salt", "s"]));
         all.push('\n');
     }
-    insta::assert_snapshot!(all);
+    all
+}
+
+#[test]
+fn terminal_outputs_of_the_per_request_files() {
+    insta::assert_snapshot!(terminal_outputs(&[RUN1]));
+}
+
+#[test]
+fn terminal_outputs_of_the_anud18_files() {
+    if shared_external("terminal_outputs_of_the_anud18_files") {
+        insta::assert_snapshot!(terminal_outputs(&[ANUD18, ANUD18_RECORD]));
+    }
 }
 
 #[test]
@@ -90,7 +107,7 @@ fn json_output_with_aiperf_definitions() {
 fn terminal_output_with_aiperf_definitions() {
     insta::assert_snapshot!(ok(&[
         "analyze",
-        ANUD18,
+        RUN1,
         "--definitions",
         "aiperf",
         "--salt",
@@ -199,6 +216,9 @@ fn summary_csv(path: &str) -> Vec<(String, Vec<(String, String)>)> {
 /// output token, output token count) need fields the scalars do not carry.
 #[test]
 fn anud18_agrees_with_aiperfs_own_summary_csv_at_its_two_decimals() {
+    if !shared_external("anud18_agrees_with_aiperfs_own_summary_csv_at_its_two_decimals") {
+        return;
+    }
     let ours = json(&[
         "analyze",
         ANUD18,
@@ -256,7 +276,7 @@ fn anud18_agrees_with_aiperfs_own_summary_csv_at_its_two_decimals() {
 #[test]
 fn summaries_are_refused_naming_the_per_request_file() {
     let mut all = String::new();
-    for file in [RUN1_SUMMARY, RUN1_SUMMARY_CSV, ANUD18_SUMMARY_CSV] {
+    for file in [RUN1_SUMMARY, RUN1_SUMMARY_CSV] {
         let e = fails(&["analyze", file]);
         assert!(
             e.contains("`tracediag analyze profile_export.jsonl`"),
@@ -265,6 +285,13 @@ fn summaries_are_refused_naming_the_per_request_file() {
         all.push_str(&format!("$ tracediag analyze {file}\n{e}\n"));
     }
     insta::assert_snapshot!(all);
+    if shared_external("summaries_are_refused_naming_the_per_request_file (anud18)") {
+        let e = fails(&["analyze", ANUD18_SUMMARY_CSV]);
+        assert!(
+            e.contains("`tracediag analyze profile_export.jsonl`"),
+            "{e}"
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     let keys = |names: &[&str]| {
         let body: Vec<String> = names.iter().map(|k| format!("  \"{k}\": {{}}")).collect();

@@ -71,14 +71,19 @@ fn measured(file: &str, json: &serde_json::Value) -> Result<(), String> {
         .unwrap_or(0);
     // An all-insufficient diagnosis is honest only with a measured end-to-end time, or
     // the figures of a clock other than the gateway's t0 (new-api's relay start, a
-    // proxy's upstream start, a benchmark client's send), or a t0 point the table cannot judge alone.
+    // proxy's upstream start, a benchmark client's send, an inference engine's arrival), or a t0
+    // point the table cannot judge alone.
     let honest = [
         "end_to_end_ms",
         "time_to_first_event_ms",
         "time_to_upstream_done_ms",
         "relay_elapsed_ms",
+        "relay_time_to_first_event_ms",
         "upstream_call_ms",
+        "client_time_to_first_token_ms",
         "client_request_latency_ms",
+        "engine_time_to_first_token_ms",
+        "engine_request_latency_ms",
     ];
     if rows > 0 && insufficient == rows && !timed.iter().any(|t| honest.contains(t)) {
         return Err(format!(
@@ -92,9 +97,37 @@ fn measured(file: &str, json: &serde_json::Value) -> Result<(), String> {
 fn every_external_file_is_diagnosed_from_timings_or_refused_with_what_it_holds() {
     let files = external();
     assert!(files.len() >= 13, "{files:?}");
+    check_all(&files);
+}
+
+/// The same over every real file of `../shared/external/` (the vendored ones and those
+/// whose licence keeps them out of the repository), when it is beside the checkout.
+#[test]
+fn every_shared_external_file_is_diagnosed_from_timings_or_refused_with_what_it_holds() {
+    if !shared_external("every_shared_external_file_is_diagnosed_from_timings_or_refused") {
+        return;
+    }
+    let root = root();
+    let mut out = vec![];
+    files(&root.join("../shared/external"), &mut out);
+    let files: Vec<String> = out
+        .iter()
+        .map(|p| {
+            format!(
+                "../{}",
+                p.strip_prefix(root.parent().unwrap()).unwrap().display()
+            )
+        })
+        .collect();
+    // 63 data files; the SOURCES notes and READMEs (`.md`) are not inputs.
+    assert!(files.len() >= 63, "{} files", files.len());
+    check_all(&files);
+}
+
+fn check_all(files: &[String]) {
     let mut faults = vec![];
     let mut refused = 0;
-    for file in &files {
+    for file in files {
         let out = cli(&["analyze", file, "--format", "json"]);
         let (o, e) = (stdout(&out), stderr(&out));
         match out.status.code() {
@@ -110,7 +143,7 @@ fn every_external_file_is_diagnosed_from_timings_or_refused_with_what_it_holds()
                     faults.push(format!("{file}: 0 canonical fields mapped"));
                 }
             }
-            Some(2) if file.starts_with("fixtures/external/azure/") => {
+            Some(2) if file.contains("external/azure/") => {
                 // Azure Monitor exports of storage, CPU and custom metrics: no latency.
                 refused += 1;
                 let wanted = format!(

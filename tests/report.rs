@@ -114,7 +114,11 @@ fn html_report_has_every_section_and_a_chart_with_data_for_each_figure() {
     // The CDFs: one line per named metric.
     let m = charts(&html);
     let count = |n: &str| m.iter().find(|(c, _)| c == n).unwrap().1;
-    assert_eq!(count("cdf-time-to"), 5, "time to headers … end-to-end");
+    assert_eq!(
+        count("cdf-time-to"),
+        6,
+        "time to headers … end-to-end, and to the upstream's end"
+    );
     assert_eq!(count("cdf-phases") + count("cdf-rates"), 7);
     // Three channels, one line each.
     assert_eq!(count("p95-by-channel"), 3);

@@ -26,7 +26,7 @@ const SIGNATURES: &[Signature] = &[
     Signature {
         form: Some(Content::Sse),
         all_of: &[],
-        says: "this is an SSE stream (a response body): tracediag reads the gateway's request logs, whose timings a body alone does not carry",
+        says: "this is an SSE stream (a response body), not rows of requests: `tracediag sse FILE` classifies its events, and with a receive time per line writes its timeline as a row `analyze` reads",
     },
     Signature {
         form: Some(Content::JsonObject),

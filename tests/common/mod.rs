@@ -12,6 +12,21 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Whether the real files of `../shared/external/` (beside the checkout) are there. Those
+/// whose repository states no licence are not vendored into `fixtures/external/`; the
+/// tests that read them say so on stderr and check nothing when the folder is absent.
+pub fn shared_external(test: &str) -> bool {
+    let dir = root().join("../shared/external");
+    let there = dir.is_dir();
+    if !there {
+        eprintln!(
+            "{test}: not run: {} is not beside the checkout (its files are not vendored: no licence stated)",
+            dir.display()
+        );
+    }
+    there
+}
+
 pub fn fixture(rel: &str) -> PathBuf {
     root().join("fixtures").join(rel)
 }

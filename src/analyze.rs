@@ -197,7 +197,15 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         }
     }
     let plan = plan::build(rules, opts)?;
-    let mut summary = summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
+    let (mut summary, untimed) = summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
+    // A file whose timing columns are empty in every row holds nothing to diagnose: an
+    // error, not a table of insufficient_data (within an incident window it may just
+    // have no request there, which the note says).
+    if opts.since.is_none() && opts.until.is_none() && !opts.from_sql_result {
+        if let Some(&i) = untimed.first() {
+            return Err(untimed_file(&plan.inputs[i]));
+        }
+    }
     if summary.rows == 0 {
         if let Some(e) = plan.empty_window()? {
             return Err(e);
@@ -215,6 +223,46 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         plan.skipped_examples.clone(),
     );
     Ok(Analysis { plan, summary })
+}
+
+/// The refusal of a file with rows, none of which holds a value in any timing field.
+fn untimed_file(input: &Input) -> Error {
+    let timing: Vec<String> = input
+        .mapping
+        .found()
+        .filter(|(f, _)| catalogue::field(f).is_some_and(|f| f.kind.is_timing()))
+        .map(|(f, _)| f.to_string())
+        .collect();
+    Error::Unusable(Box::new(crate::error::Refusal {
+        path: input.path.clone(),
+        read_as: source::Content::Log(input.format).read_as().to_string(),
+        reason: format!(
+            "no row holds a value in any timing field: {} {} empty in every row",
+            timing
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if timing.len() == 1 { "is" } else { "are" }
+        ),
+        columns: {
+            // The file's own names for what was mapped, in the catalogue's order.
+            let mut names: Vec<String> = vec![];
+            for (_, origin) in input.mapping.found() {
+                let name = match origin {
+                    Origin::Column(c) => c.clone(),
+                    Origin::Nested(p) => p.join("."),
+                    Origin::JsonString(_) => "other".to_string(),
+                    Origin::Absent => continue,
+                };
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            names
+        },
+        looks_like: None,
+    }))
 }
 
 /// The incident window as the outputs show it, when one was given.
@@ -402,7 +450,8 @@ fn position(keys: &[String], name: &str) -> usize {
     keys.iter().position(|k| k == name).expect("key listed")
 }
 
-fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summary> {
+/// The summary, and the inputs (by position) with rows none of which holds a timing value.
+fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<(Summary, Vec<usize>)> {
     let by = opts.by.as_slice();
     let inputs = plan.inputs.as_slice();
     // The class and the file as small integers (their positions), named below.
@@ -611,12 +660,18 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
             notes.push(format!("{}: {note}", input.path.display()));
         }
     }
+    let file_rows = tally.rows(&[FILE_INDEX.to_string()])?;
+    let mut untimed = vec![];
     for (i, input) in inputs.iter().enumerate() {
         let path = input.path.display().to_string();
-        if timed.get(&vec![index_key(i)]).copied().unwrap_or(0) == 0 {
+        let key = vec![index_key(i)];
+        if timed.get(&key).copied().unwrap_or(0) == 0 {
             notes.push(format!(
                 "{path}: no row has a timing field (looked for flat, dotted and `other.timing` fields); every request is insufficient_data"
             ));
+            if file_rows.get(&key).copied().unwrap_or(0) > 0 {
+                untimed.push(i);
+            }
         }
     }
 
@@ -709,7 +764,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         })
     };
 
-    Ok(Summary {
+    let summary = Summary {
         tool: tool(),
         rules: RulesInfo::of(rules),
         percentile_method: PERCENTILE_METHOD,
@@ -751,7 +806,8 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<Summa
         overlapping_inputs: plan.overlap.clone(),
         // Set by `run`: a query of its own over each input.
         peer_figures: None,
-    })
+    };
+    Ok((summary, untimed))
 }
 
 /// Milliseconds since the Unix epoch as ISO 8601 UTC (`2026-06-10T14:00:04.123Z`); `None`

@@ -298,3 +298,35 @@ fn timing_decoder_timestamp_sample_of_no_value_is_no_panic() {
     ));
     timing_decoder_oracle::check(b"request_id,timestamp,total_handler_ms\n");
 }
+
+#[path = "../fuzz/oracle/sse_stream.rs"]
+mod sse_stream_oracle;
+
+/// The `sse_stream` oracle holds on its seeds (every recorded stream, the timed captures)
+/// and on bytes at the edges of the capture format: no panic, and what reads renders.
+#[test]
+fn sse_stream_oracle_holds_on_its_seeds_and_edge_bytes() {
+    let mut seeds = 0;
+    for dir in ["fixtures/external/sse", "fixtures/sse"] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "sse") {
+                sse_stream_oracle::check(&std::fs::read(&path).unwrap());
+                seeds += 1;
+            }
+        }
+    }
+    assert!(seeds >= 30, "{seeds} streams");
+    for edge in [
+        &b""[..],
+        b": sent 1\n",
+        b"1.5 data: {}\n\n",
+        b": sent 2\n1 data: {\"choices\":[]}\n1\n",
+        b"data: [DONE]",
+        b"\xff\xfe",
+        b"event: x\rdata: 1\r\r",
+    ] {
+        sse_stream_oracle::check(edge);
+    }
+}

@@ -257,6 +257,8 @@ enum InFormat {
     Vllm,
     /// LLMPerf `*_individual_responses.json`.
     Llmperf,
+    /// GenAI-Perf's per-request input (perf_analyzer's `profile_export.json`).
+    GenaiPerf,
 }
 
 #[derive(Debug, Args)]
@@ -840,6 +842,7 @@ fn input_format(f: Option<InFormat>) -> Option<InputFormat> {
         InFormat::AiperfCsv => InputFormat::AiperfCsv,
         InFormat::Vllm => InputFormat::Vllm,
         InFormat::Llmperf => InputFormat::Llmperf,
+        InFormat::GenaiPerf => InputFormat::GenaiPerf,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod azure_requests;
 pub mod azure_windows;
 mod canonical;
 mod csv;
+pub mod genaiperf;
 pub mod higress;
 mod json;
 pub mod litellm;
@@ -75,6 +76,9 @@ pub enum InputFormat {
     Vllm,
     /// LLMPerf individual responses (a JSON array), read by `llmperf`.
     Llmperf,
+    /// GenAI-Perf's per-request input, perf_analyzer's `profile_export.json`, read by
+    /// `genaiperf`.
+    GenaiPerf,
 }
 
 impl fmt::Display for InputFormat {
@@ -93,6 +97,7 @@ impl fmt::Display for InputFormat {
             InputFormat::AiperfCsv => "AIPerf per-request CSV",
             InputFormat::Vllm => "vllm save-result",
             InputFormat::Llmperf => "llmperf individual responses",
+            InputFormat::GenaiPerf => "GenAI-Perf profile_export.json",
         })
     }
 }
@@ -112,6 +117,7 @@ impl InputFormat {
             "aiperf-csv" => Some(InputFormat::AiperfCsv),
             "vllm" => Some(InputFormat::Vllm),
             "llmperf" => Some(InputFormat::Llmperf),
+            "genai-perf" | "genaiperf" => Some(InputFormat::GenaiPerf),
             _ => None,
         }
     }
@@ -479,6 +485,7 @@ fn load_one(
             notes.push(llmperf::NOTE.to_string());
             llmperf::read(path)?
         }
+        InputFormat::GenaiPerf => adapted(genaiperf::read(path)?, &mut notes),
     };
     let schema = raw.collect_schema().map_err(|e| {
         Error::input(

@@ -46,7 +46,7 @@ const SIGNATURES: &[Signature] = &[
     Signature {
         form: None,
         all_of: &["request_latency", "time_to_first_token", "input_config"],
-        says: "this looks like a GenAI-Perf summary (`profile_export_genai_perf.json`): figures over a run, not requests; its per-request data is perf_analyzer's `profile_export.json`, which tracediag does not read; AIPerf (GenAI-Perf's successor) writes per-request records, `profile_export.jsonl`, which `tracediag analyze` reads",
+        says: "this looks like a GenAI-Perf summary (`profile_export_genai_perf.json`): figures over a run, not requests; pass the run's per-request data instead, perf_analyzer's `profile_export.json` (GenAI-Perf writes it beside the summary): `tracediag analyze profile_export.json`",
     },
     Signature {
         form: Some(Content::Log(InputFormat::Csv)),

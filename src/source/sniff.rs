@@ -7,7 +7,8 @@ use std::io::{BufRead, Read};
 use std::path::Path;
 
 use super::{
-    aiperf, azure_requests, higress, litellm, llmperf, newapi, otel, recognise, vllm, InputFormat,
+    aiperf, azure_requests, genaiperf, higress, litellm, llmperf, newapi, otel, recognise, vllm,
+    InputFormat,
 };
 use crate::error::{Error, Result};
 
@@ -45,6 +46,7 @@ impl Content {
             Content::Log(InputFormat::AiperfCsv) => "AIPerf per-request CSV",
             Content::Log(InputFormat::Vllm) => "a vLLM --save-result JSON",
             Content::Log(InputFormat::Llmperf) => "LLMPerf individual responses",
+            Content::Log(InputFormat::GenaiPerf) => "GenAI-Perf profile_export.json",
             Content::JsonObject => "a JSON object (one document)",
             Content::Sse => "an SSE stream (`event:`/`data:` lines)",
         }
@@ -155,6 +157,9 @@ pub fn physical(path: &Path) -> Result<Content> {
         // A vLLM result is one document, on one line or pretty-printed: its keys decide.
         if vllm::looks_like(&recognise::json_keys(path, Content::JsonObject)) {
             return Ok(Content::Log(InputFormat::Vllm));
+        }
+        if genaiperf::looks_like_file(path) {
+            return Ok(Content::Log(InputFormat::GenaiPerf));
         }
         return Ok(
             if line.len() as u64 >= FIRST_LINE

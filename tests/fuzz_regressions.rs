@@ -330,3 +330,13 @@ fn sse_stream_oracle_holds_on_its_seeds_and_edge_bytes() {
         sse_stream_oracle::check(edge);
     }
 }
+
+/// Found by `timing_decoder`: a file whose first bytes are `{"resourceSpans"` (read as an
+/// OpenTelemetry export) but whose first line is not JSON was refused whole, at "character
+/// 0" of no line; the error now names the line and column where the JSON breaks.
+#[test]
+fn timing_decoder_otlp_first_line_not_json_names_its_line() {
+    timing_decoder_oracle::check(include_bytes!(
+        "../fuzz/regressions/timing_decoder-otlp-first-line-not-json.jsonl"
+    ));
+}

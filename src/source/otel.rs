@@ -170,14 +170,40 @@ fn layout(path: &Path) -> Result<Layout> {
     }
 }
 
+/// Where an export stops being JSON, for the message of a read that failed: the first line
+/// that is not a JSON value when the first line is one (JSON lines), else the position in
+/// the one document. `None` when every line is JSON (the fault is elsewhere).
+fn first_syntax_error(path: &Path) -> Option<(usize, usize, String)> {
+    use serde::de::IgnoredAny;
+    let text = std::fs::read_to_string(path).ok()?;
+    let text = text.trim_start_matches('\u{feff}');
+    let parses = |l: &str| serde_json::from_str::<IgnoredAny>(l).is_ok();
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next()?;
+    if parses(first) {
+        return lines.find(|(_, l)| !parses(l)).map(|(i, l)| {
+            let e = serde_json::from_str::<IgnoredAny>(l).expect_err("does not parse");
+            (i + 1, e.column(), e.to_string())
+        });
+    }
+    let e = serde_json::from_str::<IgnoredAny>(text).err()?;
+    Some((e.line(), e.column(), e.to_string()))
+}
+
 /// The raw frame of export documents (column `resourceSpans`).
 fn documents(path: &Path) -> Result<LazyFrame> {
     let schema = Arc::new(schema());
     let fail = |what: &str, e: PolarsError| {
+        let at = first_syntax_error(path)
+            .map(|(line, column, msg)| format!("line {line}, column {column}: {msg}; "))
+            .unwrap_or_default();
         Error::input(
             path,
             format!(
-                "cannot read as OTLP JSON spans ({what}): {}",
+                "cannot read as OTLP JSON spans ({what}): {at}{}",
                 super::polars_message(&e)
             ),
         )

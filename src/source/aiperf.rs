@@ -249,7 +249,8 @@ const SCALAR_COLUMNS: [(&str, &str); 8] = [
     ("output_token_count", OUTPUT_TOKENS),
 ];
 
-fn scan_scalars(path: &Path, repaired: Option<&spool::Spooled>) -> Result<LazyFrame> {
+/// The per-request CSV, scanned, with its header's schema.
+fn scan_csv(path: &Path, repaired: Option<&spool::Spooled>) -> Result<(LazyFrame, SchemaRef)> {
     let mut raw = csv::scan(path, repaired)?;
     let schema = raw.collect_schema().map_err(|e| {
         Error::input(
@@ -257,6 +258,11 @@ fn scan_scalars(path: &Path, repaired: Option<&spool::Spooled>) -> Result<LazyFr
             format!("cannot read the CSV header: {}", super::polars_message(&e)),
         )
     })?;
+    Ok((raw, schema))
+}
+
+fn scan_scalars(path: &Path, repaired: Option<&spool::Spooled>) -> Result<LazyFrame> {
+    let (raw, schema) = scan_csv(path, repaired)?;
     let types = records_columns();
     let mut exprs: Vec<Expr> = SCALAR_COLUMNS
         .iter()
@@ -344,13 +350,7 @@ pub fn read(
 /// The CSV's canonical columns as text, so the canonical mapping parses them and counts a
 /// cell that is not a number as unparsed (`dq_unparsed`) instead of dropping it unseen.
 fn scalars_canonical(path: &Path, repaired: Option<&spool::Spooled>) -> Result<LazyFrame> {
-    let mut raw = csv::scan(path, repaired)?;
-    let schema = raw.collect_schema().map_err(|e| {
-        Error::input(
-            path,
-            format!("cannot read the CSV header: {}", super::polars_message(&e)),
-        )
-    })?;
+    let (raw, schema) = scan_csv(path, repaired)?;
     let text = |c: &str| {
         if schema.contains(c) {
             col(c)

@@ -44,19 +44,24 @@ pub fn read_array(
         // No key the mapping reads: the requests are still there, each with nothing known.
         return Ok(DataFrame::empty_with_height(elements).lazy());
     }
+    Ok(read_with_schema(path, schema, "a JSON array")?.lazy())
+}
+
+/// A JSON document (an array of objects, or one object) read whole with `schema`: only
+/// its keys become columns. `what` names the form in the error.
+pub fn read_with_schema(path: &Path, schema: Schema, what: &str) -> Result<DataFrame> {
     let file =
         std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;
-    let df = JsonReader::new(file)
+    JsonReader::new(file)
         .with_json_format(JsonFormat::Json)
         .with_schema(Arc::new(schema))
         .finish()
         .map_err(|e| {
             Error::input(
                 path,
-                format!("cannot read as a JSON array: {}", super::polars_message(&e)),
+                format!("cannot read as {what}: {}", super::polars_message(&e)),
             )
-        })?;
-    Ok(df.lazy())
+        })
 }
 
 /// The rows of a tool's own JSON log with only `keys` read, each as text (numbers and

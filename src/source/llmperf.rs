@@ -34,8 +34,8 @@ use std::path::Path;
 use polars::prelude::*;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::{polars_message, FILE_INDEX, ROW_COL};
-use crate::error::{Error, Result};
+use super::{FILE_INDEX, ROW_COL};
+use crate::error::Result;
 
 /// The keys that make a JSON array LLMPerf's individual responses.
 const REQUIRED: [&str; 3] = ["ttft_s", "end_to_end_latency_s", "inter_token_latency_s"];
@@ -80,21 +80,11 @@ pub fn looks_like_file(path: &Path) -> bool {
 
 /// The whole array, read once: LLMPerf's keys only, typed by `schema`.
 fn read_all(path: &Path) -> Result<DataFrame> {
-    let file =
-        std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;
-    JsonReader::new(file)
-        .with_json_format(JsonFormat::Json)
-        .with_schema(Arc::new(schema()))
-        .finish()
-        .map_err(|e| {
-            Error::input(
-                path,
-                format!(
-                    "cannot read as LLMPerf individual responses (a JSON array of objects): {}",
-                    polars_message(&e)
-                ),
-            )
-        })
+    super::json::read_with_schema(
+        path,
+        schema(),
+        "LLMPerf individual responses (a JSON array of objects)",
+    )
 }
 
 /// One row per request, with the canonical columns of the module documentation.

@@ -119,21 +119,11 @@ fn read_arrays(path: &Path, wanted: &[&str]) -> Result<(DataFrame, Vec<String>)>
         .filter(|(n, _)| present.iter().any(|p| p == n))
         .map(|(n, t)| Field::new(n.into(), t))
         .collect();
-    let file =
-        std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot open: {e}")))?;
-    let df = JsonReader::new(file)
-        .with_json_format(JsonFormat::Json)
-        .with_schema(Arc::new(schema))
-        .finish()
-        .map_err(|e| {
-            Error::input(
-                path,
-                format!(
-                    "cannot read as a vLLM result (one JSON document of per-request arrays): {}",
-                    polars_message(&e)
-                ),
-            )
-        })?;
+    let df = super::json::read_with_schema(
+        path,
+        schema,
+        "a vLLM result (one JSON document of per-request arrays)",
+    )?;
     if df.height() != 1 {
         return Err(Error::input(
             path,

@@ -30,7 +30,7 @@ macro_rules! after_help {
 }
 macro_rules! exit_2 {
     () => {
-        "  2    error: bad arguments, unreadable input (or one nothing can be made of) or bad rule file\n"
+        "  2    error: bad arguments, bad rule file, or input that is unreadable\n       or that nothing can be made of\n"
     };
 }
 macro_rules! exit_130 {

@@ -41,16 +41,9 @@ type Form = (&'static str, u32, &'static str, &'static str);
 /// The fast forms of the first values of the text column `c` (usually one: a log writes
 /// its timestamps one way). A form first seen later in the file is still read, by chrono.
 pub fn forms(raw: &LazyFrame, c: &str) -> Vec<Form> {
-    let first = raw
-        .clone()
-        .select([col(c).cast(DataType::String)])
-        .filter(col(c).is_not_null())
-        .limit(SAMPLE)
-        .collect();
     // A file that cannot be read here fails later with its own error; until then no fast
     // form is known, which only costs time.
-    let Ok(first) = first else { return vec![] };
-    let Ok(values) = first.column(c).and_then(|v| v.str().cloned()) else {
+    let Some(values) = first_values(raw, c, SAMPLE) else {
         return vec![];
     };
     let mut found: Vec<Form> = vec![];
@@ -72,17 +65,35 @@ pub fn forms(raw: &LazyFrame, c: &str) -> Vec<Form> {
     found
 }
 
+/// The first `n` values of the column `c` that are not null, as text; `None` when the
+/// file cannot be read. The first rows are looked at first, with the slice pushed into
+/// the reader (a Parquet file's first row group, not its whole column); only a file
+/// whose first rows hold too few values is read further.
+fn first_values(raw: &LazyFrame, c: &str, n: u32) -> Option<StringChunked> {
+    let look = |lf: LazyFrame| -> Option<StringChunked> {
+        let first = lf
+            .select([col(c).cast(DataType::String)])
+            .filter(col(c).is_not_null())
+            .limit(n)
+            .collect_with_engine(Engine::Streaming)
+            .ok()?
+            .unwrap_single();
+        first.column(c).and_then(|v| v.str().cloned()).ok()
+    };
+    let head = look(raw.clone().slice(0, FIRST_ROWS))?;
+    if head.len() >= n as usize {
+        return Some(head);
+    }
+    look(raw.clone())
+}
+
+/// How many rows `first_values` looks at before it reads the whole column.
+const FIRST_ROWS: IdxSize = 10_000;
+
 /// Whether the text column `c` holds Unix times: its first non-null value is a number.
 /// A column of no value (a header alone, nulls only) holds none.
 pub fn holds_numbers(raw: &LazyFrame, c: &str) -> bool {
-    let first = raw
-        .clone()
-        .select([col(c).cast(DataType::String)])
-        .filter(col(c).is_not_null())
-        .limit(1)
-        .collect();
-    let Ok(first) = first else { return false };
-    let Ok(values) = first.column(c).and_then(|v| v.str().cloned()) else {
+    let Some(values) = first_values(raw, c, 1) else {
         return false;
     };
     // `iter`, not `get(0)`: polars' `get` panics on an empty column.

@@ -227,18 +227,36 @@ pub fn apply(rules: &RuleSet, mut lf: LazyFrame) -> LazyFrame {
     let params = rules.param_values();
     let est = estimated_metrics(rules);
     let c = Compiler::new(&params, &est);
-    // One with_columns per metric: later metrics may refer to earlier ones by name.
+    // Metrics in layers: a metric goes in the layer after the latest of the metrics it
+    // refers to, so that each layer is one with_columns (its expressions see only earlier
+    // layers). A few plan nodes rather than one per metric: on the streaming engine each
+    // node holds morsels of every column, so a chain of dozens multiplied the memory.
+    let mut layer_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut layers: Vec<Vec<Expr>> = vec![];
     for m in &rules.metrics {
-        let mut cols = vec![c
-            .value(&m.node)
-            .cast(DataType::Float64)
-            .alias(m.name.as_str())];
+        let layer = metric_refs(&m.node)
+            .iter()
+            .filter_map(|r| layer_of.get(r.as_str()))
+            .map(|l| l + 1)
+            .max()
+            .unwrap_or(0);
+        layer_of.insert(m.name.as_str(), layer);
+        if layers.len() <= layer {
+            layers.resize_with(layer + 1, Vec::new);
+        }
+        layers[layer].push(
+            c.value(&m.node)
+                .cast(DataType::Float64)
+                .alias(m.name.as_str()),
+        );
         if let Some(flag) = c.estimated(&m.node) {
-            cols.push(
+            layers[layer].push(
                 flag.fill_null(lit(false))
                     .alias(format!("{}{ESTIMATED_SUFFIX}", m.name).as_str()),
             );
         }
+    }
+    for cols in layers {
         lf = lf.with_columns(cols);
     }
     // The index first: the name refers to it.
@@ -246,6 +264,21 @@ pub fn apply(rules: &RuleSet, mut lf: LazyFrame) -> LazyFrame {
         .try_into()
         .unwrap_or_else(|_| unreachable!("three columns"));
     lf.with_column(index).with_columns([class, classes])
+}
+
+/// The metrics `node` refers to, each once.
+fn metric_refs(node: &Node) -> Vec<String> {
+    let mut out = vec![];
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if let Node::Metric(name) = n {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+        stack.extend(n.children());
+    }
+    out
 }
 
 fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {

@@ -368,7 +368,7 @@ impl Tally {
         // field but may hold none of them.
         let any_timing = catalogue::FIELDS
             .iter()
-            .filter(|f| f.kind.is_timing())
+            .filter(|f| f.kind.is_timing() && plan.present.contains(f.name))
             .map(|f| col(f.name).is_not_null())
             .reduce(|a, b| a.or(b))
             .unwrap_or(lit(false));
@@ -488,7 +488,14 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<(Summ
     let exact_queries = ranks.queries(&plan.lf);
     let n_exact = exact_queries.len();
     let mut second = exact_queries;
-    second.extend(quality::example_queries(&plan.lf, &quality::ALL));
+    // Examples only of the checks that flagged a row: a clean log's second pass then
+    // reads no id and parses no timestamp.
+    let flagged: Vec<quality::Check> = quality::ALL
+        .iter()
+        .filter(|c| tally.total(&quality::column(c)).is_ok_and(|n| n > 0))
+        .cloned()
+        .collect();
+    second.extend(quality::example_queries(&plan.lf, &flagged));
     let mut second = stats::collect_all(second)?;
     let first_examples = second.split_off(n_exact);
     let mut pcts = ranks.finish(&second)?;
@@ -616,7 +623,17 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<(Summ
         .unwrap_or_default();
 
     // Data quality.
-    let examples = quality::examples(&plan.lf, &quality::ALL, first_examples)?;
+    let mut found = quality::examples(&plan.lf, &flagged, first_examples)?.into_iter();
+    let examples: Vec<Vec<quality::Example>> = quality::ALL
+        .iter()
+        .map(|c| {
+            if flagged.iter().any(|f| f.name == c.name) {
+                found.next().unwrap_or_default()
+            } else {
+                vec![]
+            }
+        })
+        .collect();
     let mut quality = vec![];
     for (check, examples) in quality::ALL.iter().zip(examples) {
         quality.push(QualityRow {

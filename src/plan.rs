@@ -44,6 +44,8 @@ pub struct Plan {
     /// What carries the timings some input holds (`catalogue::carried_by`): a gateway
     /// log, a tool's own log.
     pub tools: std::collections::BTreeSet<&'static str>,
+    /// The catalogue fields some input maps; every other field is null in every row.
+    pub present: std::collections::BTreeSet<String>,
     /// The plan before the incident window, and the window: asked for the data's span
     /// only when the window holds no request (`empty_window`).
     unwindowed: LazyFrame,
@@ -85,7 +87,11 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
     let overlap = quality::overlap(&duplicates, &names);
     // The incident window applies after the data-quality checks, so a duplicate id outside
     // the window still marks the one inside it.
-    let mut lf = quality::apply(rules, lf, duplicates.ids);
+    let present: std::collections::BTreeSet<String> = inputs
+        .iter()
+        .flat_map(|i| i.mapping.found().map(|(name, _)| name.to_string()))
+        .collect();
+    let mut lf = quality::apply(rules, lf, duplicates.ids, &|f| present.contains(f));
     let unwindowed = lf.clone();
     if let Some(f) = time_filter("timestamp", opts.since, opts.until) {
         lf = lf.filter(f);
@@ -102,21 +108,11 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
             .map(|m| m.name.clone())
             .collect()
     } else {
-        rules.uncomputable_metrics(&|field| {
-            inputs
-                .iter()
-                .any(|i| i.mapping.found().any(|(name, _)| name == field))
-        })
+        rules.uncomputable_metrics(&|field| present.contains(field))
     };
-    let tools = inputs
+    let tools = present
         .iter()
-        .flat_map(|i| {
-            i.mapping
-                .found()
-                .map(|(name, _)| name.to_string())
-                .collect::<Vec<_>>()
-        })
-        .filter_map(|name| catalogue::carried_by(&name))
+        .filter_map(|name| catalogue::carried_by(name))
         .collect();
     let mut plan = Plan {
         lf,
@@ -128,6 +124,7 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
         overlap,
         uncomputable,
         tools,
+        present,
         unwindowed,
         since: opts.since,
         until: opts.until,

@@ -92,6 +92,9 @@ pub fn tps_check_available(rules: &RuleSet) -> bool {
         && rules.params.iter().any(|p| p.name == TPS_TOLERANCE_PARAM)
 }
 
+/// At most about this many ids per pass of `duplicate_ids` (its table's size).
+const IDS_PER_PASS: u64 = 1 << 24;
+
 /// Fixed seeds: the hashes (and so which ids a pass looks at) are the same in every run.
 const ID_HASH_SEEDS: [u64; 4] = [0x7472_6163, 0x6564_6961, 0x6720_6964, 0x7320_0001];
 
@@ -162,23 +165,40 @@ pub fn overlap(d: &Duplicates, names: &[String]) -> Option<Overlap> {
 /// requests in two files) are counted per pair of files; only then is each file's number
 /// of ids asked for.
 pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Duplicates> {
+    duplicates_sliced(lf, IDS_PER_PASS)
+}
+
+fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicates> {
     let [k0, k1, k2, k3] = ID_HASH_SEEDS;
     let id = col("request_id");
     let hash = id.clone().hash(k0, k1, k2, k3).alias("__id_hash");
     let with_id = lf.filter(id.clone().is_not_null());
-    let seen_twice = stats::collect(
-        with_id
-            .clone()
-            .select([hash.clone()])
-            .group_by([col("__id_hash")])
-            .agg([len().alias("__n")])
-            .filter(col("__n").gt(lit(1)))
-            .select([col("__id_hash")]),
-    )?;
-    let hashes = seen_twice
-        .column("__id_hash")?
-        .as_materialized_series()
-        .clone();
+    // Hashes in slices (`hash % slices`), one pass each, so that a pass's table holds at
+    // most about `IDS_PER_PASS` ids however many requests there are.
+    let rows = stats::collect(with_id.clone().select([len().cast(DataType::UInt64)]))?;
+    let rows = rows.column("len")?.u64()?.get(0).unwrap_or(0);
+    let slices = rows.div_ceil(ids_per_pass).max(1);
+    let in_slice = |k: u64| {
+        if slices == 1 {
+            lit(true)
+        } else {
+            (col("__id_hash") % lit(slices)).eq(lit(k))
+        }
+    };
+    let mut hashes = Series::new_empty("__id_hash".into(), &DataType::UInt64);
+    for k in 0..slices {
+        let seen_twice = stats::collect(
+            with_id
+                .clone()
+                .select([hash.clone()])
+                .filter(in_slice(k))
+                .group_by([col("__id_hash")])
+                .agg([len().alias("__n")])
+                .filter(col("__n").gt(lit(1)))
+                .select([col("__id_hash")]),
+        )?;
+        hashes.append(seen_twice.column("__id_hash")?.as_materialized_series())?;
+    }
     if hashes.is_empty() {
         return Ok(Duplicates {
             ids: Series::new_empty("request_id".into(), &DataType::String),
@@ -216,20 +236,29 @@ pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Duplicates> {
     if per_pair.height() == 0 {
         return Ok(Duplicates { ids, pairs: vec![] });
     }
-    // Distinct ids per file, by their hashes (a file may repeat an id of its own).
-    let per_file = stats::collect(
-        with_id
-            .group_by([file().alias("__f")])
-            .agg([hash.n_unique().cast(DataType::UInt64).alias("__ids")]),
-    )?;
-    let files = per_file.column("__f")?.i64()?;
-    let counts = per_file.column("__ids")?.u64()?;
-    let ids_in = |f: i64| {
-        (0..per_file.height())
-            .find(|&i| files.get(i) == Some(f))
-            .and_then(|i| counts.get(i))
-            .unwrap_or(0)
-    };
+    // Distinct ids per file, by their hashes (a file may repeat an id of its own), summed
+    // over the slices (a pass each, as above).
+    let mut per_file: std::collections::BTreeMap<i64, u64> = Default::default();
+    for k in 0..slices {
+        let df = stats::collect(
+            with_id
+                .clone()
+                .with_column(hash.clone())
+                .filter(in_slice(k))
+                .group_by([file().alias("__f")])
+                .agg([col("__id_hash")
+                    .n_unique()
+                    .cast(DataType::UInt64)
+                    .alias("__ids")]),
+        )?;
+        let (files, counts) = (df.column("__f")?.i64()?, df.column("__ids")?.u64()?);
+        for (f, n) in files.iter().zip(counts.iter()) {
+            if let (Some(f), Some(n)) = (f, n) {
+                *per_file.entry(f).or_default() += n;
+            }
+        }
+    }
+    let ids_in = |f: i64| per_file.get(&f).copied().unwrap_or(0);
     let (a, b) = (
         per_pair.column("__a")?.i64()?,
         per_pair.column("__b")?.i64()?,
@@ -251,30 +280,38 @@ pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Duplicates> {
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);
-/// `duplicates` are the ids `duplicate_ids` found.
-pub fn apply(rules: &RuleSet, lf: LazyFrame, duplicates: Series) -> LazyFrame {
-    let points = catalogue::t0_points_in_order();
+/// `duplicates` are the ids `duplicate_ids` found. `present` says whether some input maps
+/// a field: a field no input maps is null in every row and can flag nothing, so the checks
+/// leave it out rather than compare a column of nulls on every request.
+pub fn apply(
+    rules: &RuleSet,
+    lf: LazyFrame,
+    duplicates: Series,
+    present: &dyn Fn(&str) -> bool,
+) -> LazyFrame {
+    let points: Vec<_> = catalogue::t0_points_in_order()
+        .into_iter()
+        .filter(|p| present(p.name))
+        .collect();
     let mut order = vec![];
     for (i, a) in points.iter().enumerate() {
         for b in &points[i + 1..] {
             order.push(col(a.name).gt(col(b.name)));
         }
     }
+    let fields = || FIELDS.iter().filter(|f| present(f.name));
 
-    let timing: Vec<&str> = FIELDS
-        .iter()
+    let timing: Vec<&str> = fields()
         .filter(|f| f.kind.is_timing())
         .map(|f| f.name)
         .collect();
     let negative = any(timing.iter().map(|n| col(*n).lt(lit(0.0))).collect());
-    let implausible = any(FIELDS
-        .iter()
+    let implausible = any(fields()
         .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase | Kind::Duration))
         .map(|f| col(f.name).gt(lit(MAX_PLAUSIBLE_MS)))
         .collect());
 
-    let all_points: Vec<(&str, catalogue::Event)> = FIELDS
-        .iter()
+    let all_points: Vec<(&str, catalogue::Event)> = fields()
         .filter_map(|f| match f.kind {
             Kind::Point { marks, .. } => Some((f.name, marks)),
             _ => None,
@@ -310,8 +347,7 @@ pub fn apply(rules: &RuleSet, lf: LazyFrame, duplicates: Series) -> LazyFrame {
         col("request_id").is_in(lit(duplicates).implode(false), false)
     };
 
-    let unparsed = any(FIELDS
-        .iter()
+    let unparsed = any(fields()
         .filter(|f| !matches!(f.kind, Kind::Label))
         .map(|f| col(format!("{UNPARSED_PREFIX}{}", f.name).as_str()))
         .collect());
@@ -494,6 +530,24 @@ mod tests {
         assert_eq!(got, ["x", "y"]);
         // All in one file: no pair of files shares them.
         assert!(dups.pairs.is_empty());
+    }
+
+    /// In slices (a pass per slice of the hashes, as on a log of many millions of ids)
+    /// the same ids and the same per-file counts come out as in one pass.
+    #[test]
+    fn duplicates_in_slices_equal_one_pass() {
+        let ids: Vec<String> = (0..200)
+            .map(|i| format!("id-{}", if i % 7 == 0 { i / 2 } else { i }))
+            .collect();
+        let files: Vec<u32> = (0..200).map(|i| (i % 3 == 0) as u32).collect();
+        let df = df!("request_id" => ids, FILE_INDEX => files).unwrap();
+        let one = duplicates_sliced(df.clone().lazy(), 1 << 20).unwrap();
+        for per_pass in [1, 9, 64] {
+            let sliced = duplicates_sliced(df.clone().lazy(), per_pass).unwrap();
+            assert!(sliced.ids.equals_missing(&one.ids), "{per_pass} per pass");
+            assert_eq!(sliced.pairs, one.pairs, "{per_pass} per pass");
+        }
+        assert!(one.ids.len() > 5 && !one.pairs.is_empty());
     }
 
     /// Ids shared by two files are counted per pair, with each file's number of ids: file

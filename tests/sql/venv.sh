@@ -12,6 +12,11 @@ packages=(duckdb==2.0.1 pyspark==4.3.0 sqlglot==30.31.0 pyarrow==26.0.1)
 check='import duckdb, pyspark, sqlglot, pyarrow
 assert duckdb.__version__ == "2.0.1", duckdb.__version__
 assert pyspark.__version__ == "4.3.0", pyspark.__version__'
+# Tests run in parallel and may all ask at once on a new machine: one makes the venv,
+# the others wait for it.
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "$check" 2>/dev/null; then
   echo "tests/sql/venv.sh: installing ${packages[*]} into $venv (once)" >&2
   python3 -m venv "$venv" >&2

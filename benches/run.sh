@@ -5,15 +5,18 @@
 #     benches/run.sh [ROWS...]        # default 1000000 10000000
 #
 # For each size: generates a gateway log of ROWS requests as flat Parquet (row groups of
-# 2^20 rows), CSV and JSON lines, then on the Parquet file, in the same run, times the same summary computed by
-# DuckDB and by a Python-polars script (benches/peer_summary.py: the rule table's metrics,
-# an ordered CASE for the class, per class and overall count, failures and p50/p95/p99 of
-# end-to-end and every named metric, and the time span), `tracediag analyze`, `explain
-# --request-id`, `throughput` and `compare --split` (which holds the columns it compares of
-# every request); up to 1M rows also `report`, which still holds every request; and on the
-# CSV and the JSON-lines files DuckDB's summary beside `tracediag analyze`. Prints
-# wall time, peak RSS (GNU time) and the ratios to DuckDB's summary. DuckDB and polars (Python) are installed into a virtualenv under
-# ~/.cache on first use. BENCH_DIR keeps the generated files between runs.
+# 2^20 rows, written as it is made), and up to FULL_MAX rows (default 10M) also as CSV and
+# JSON lines. On the Parquet file, in the same run, it times the same summary computed by
+# DuckDB and (up to FULL_MAX) by a Python-polars script (benches/peer_summary.py: the rule
+# table's metrics, an ordered CASE for the class, per class and overall count, failures
+# and p50/p95/p99 of end-to-end and every named metric, and the time span), then
+# `tracediag analyze` and `throughput`; up to FULL_MAX also `explain --request-id` and
+# `compare --split` (which holds the columns it compares of every request), up to 1M
+# `report` (which holds every request); and on the CSV and JSON-lines files DuckDB's
+# summary beside `tracediag analyze`. Prints wall time, peak RSS (GNU time) and the ratios
+# to DuckDB's summary; a job that fails (DuckDB out of memory) shows `failed` and the run
+# goes on. DuckDB and polars (Python) are installed into a virtualenv under ~/.cache on
+# first use. BENCH_DIR keeps the generated files between runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -30,48 +33,64 @@ dir="${BENCH_DIR:-$(mktemp -d)}"
 cargo build --release --quiet --bin tracediag --example generate
 bin="$CARGO_TARGET_DIR/release/tracediag"
 
-# One timed run: prints "seconds peak_MB".
+# One timed run: prints "seconds peak_MB", or "failed failed" (the error on stderr) when
+# the job fails (DuckDB out of memory, say): the run goes on to the next job.
 timed() {
-  /usr/bin/time -f '%e %M' -o "$dir/time.txt" "$@" >"$dir/out.txt" 2>"$dir/err.txt" || {
-    echo "failed: $*" >&2; cat "$dir/err.txt" >&2; return 1; }
-  read -r secs kb < "$dir/time.txt"
-  printf '%s %.0f\n' "$secs" "$(echo "$kb / 1024" | bc -l)"
+  if /usr/bin/time -f '%e %M' -o "$dir/time.txt" "$@" >"$dir/out.txt" 2>"$dir/err.txt"; then
+    read -r secs kb < "$dir/time.txt"
+    printf '%s %.0f\n' "$secs" "$(echo "$kb / 1024" | bc -l)"
+  else
+    echo "failed: $*" >&2; tail -3 "$dir/err.txt" >&2
+    echo "failed failed"
+  fi
 }
+ratio() { case "$1$2" in *failed*) echo "-" ;; *) printf '%.2f' "$(echo "$1 / $2" | bc -l)" ;; esac; }
+
+# Jobs that hold every request (or, for explain, read the whole log) run up to
+# FULL_MAX rows; beyond it only the summary's engines and the commands in bounded memory.
+FULL_MAX="${FULL_MAX:-10000000}"
 
 printf '%-10s %-32s %9s %9s %11s %11s\n' rows job seconds peak_MB "÷duckdb s" "÷duckdb mem"
 for rows in "${sizes[@]}"; do
   sub="$dir/$rows"
   mkdir -p "$sub"
-  for fmt in parquet-flat csv jsonl; do
+  formats=(parquet-flat)
+  [ "$rows" -gt "$FULL_MAX" ] || formats+=(csv jsonl)
+  for fmt in "${formats[@]}"; do
     case $fmt in parquet-flat) out=gateway_flat.parquet ;; *) out=gateway.$fmt ;; esac
     [ -f "$sub/$out" ] ||
       "$CARGO_TARGET_DIR/release/examples/generate" --rows "$rows" --out-dir "$sub" --formats "$fmt" 2>/dev/null
   done
   f="$sub/gateway_flat.parquet"
   read -r d_s d_m < <(timed "$py" benches/peer_summary.py duckdb "$f")
-  read -r p_s p_m < <(timed "$py" benches/peer_summary.py polars "$f")
-  jobs=("duckdb summary:$d_s:$d_m" "python-polars summary:$p_s:$p_m")
+  jobs=("duckdb summary:$d_s:$d_m")
+  if [ "$rows" -le "$FULL_MAX" ]; then
+    read -r p_s p_m < <(timed "$py" benches/peer_summary.py polars "$f"); jobs+=("python-polars summary:$p_s:$p_m")
+  fi
   read -r s m < <(timed "$bin" analyze "$f" --keep-ids); jobs+=("tracediag analyze:$s:$m")
-  read -r s m < <(timed "$bin" explain "$f" --request-id req-0000042 --keep-ids); jobs+=("tracediag explain --request-id:$s:$m")
   read -r s m < <(timed "$bin" throughput "$f" --keep-ids); jobs+=("tracediag throughput:$s:$m")
-  read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
+  if [ "$rows" -le "$FULL_MAX" ]; then
+    read -r s m < <(timed "$bin" explain "$f" --request-id req-0000042 --keep-ids); jobs+=("tracediag explain --request-id:$s:$m")
+    read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
+  fi
   if [ "$rows" -le 1000000 ]; then
     read -r s m < <(timed "$bin" report "$f" --keep-ids --out "$sub/report.html" --force); jobs+=("tracediag report:$s:$m")
   fi
   # The same summary over the same requests as text: CSV (flat) and JSON lines (timings in
   # `other.timing`), each against DuckDB reading that file.
-  for text in csv jsonl; do
-    t="$sub/gateway.$text"
-    read -r td_s td_m < <(timed "$py" benches/peer_summary.py duckdb "$t")
-    read -r s m < <(timed "$bin" analyze "$t" --keep-ids)
-    jobs+=("duckdb summary ($text):$td_s:$td_m:$td_s:$td_m" "tracediag analyze ($text):$s:$m:$td_s:$td_m")
-  done
+  if [ "$rows" -le "$FULL_MAX" ]; then
+    for text in csv jsonl; do
+      t="$sub/gateway.$text"
+      read -r td_s td_m < <(timed "$py" benches/peer_summary.py duckdb "$t")
+      read -r s m < <(timed "$bin" analyze "$t" --keep-ids)
+      jobs+=("duckdb summary ($text):$td_s:$td_m:$td_s:$td_m" "tracediag analyze ($text):$s:$m:$td_s:$td_m")
+    done
+  fi
   for job in "${jobs[@]}"; do
     # A job may name its own DuckDB figures (the text formats); else the Parquet summary's.
     IFS=: read -r name s m ds dm <<<"$job"
     ds=${ds:-$d_s}; dm=${dm:-$d_m}
-    printf '%-10s %-32s %9s %9s %11.2f %11.2f\n' "$rows" "$name" "$s" "$m" \
-      "$(echo "$s / $ds" | bc -l)" "$(echo "$m / $dm" | bc -l)"
+    printf '%-10s %-32s %9s %9s %11s %11s\n' "$rows" "$name" "$s" "$m" "$(ratio "$s" "$ds")" "$(ratio "$m" "$dm")"
   done
 done
 [ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"

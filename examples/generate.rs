@@ -98,15 +98,59 @@ fn iso(epoch_ms: i64) -> String {
 }
 
 fn generate(rows: usize, seed: u64) -> Vec<Row> {
-    let mut rng = Rng(seed);
+    let mut g = Generator::new(rows, seed);
+    let mut out = Vec::with_capacity(rows);
+    while let Some(chunk) = g.next_chunk(CHUNK) {
+        out.extend(chunk);
+    }
+    out
+}
+
+/// Rows made a chunk at a time, so that a log larger than memory (the benchmark's 100M)
+/// can be written as it is made. The rows are the same however they are chunked.
+struct Generator {
+    rng: Rng,
+    next: usize,
+    rows: usize,
+}
+
+/// Rows per chunk: a Parquet row group, and more than the planted rows' positions.
+const CHUNK: usize = ROW_GROUP;
+
+impl Generator {
+    fn new(rows: usize, seed: u64) -> Generator {
+        Generator {
+            rng: Rng(seed),
+            next: 0,
+            rows,
+        }
+    }
+
+    /// The next `len` rows (fewer at the end), or `None` when all are made.
+    fn next_chunk(&mut self, len: usize) -> Option<Vec<Row>> {
+        if self.next >= self.rows {
+            return None;
+        }
+        let first = self.next;
+        let end = (first + len).min(self.rows);
+        self.next = end;
+        let mut out = make(&mut self.rng, first..end);
+        if first == 0 {
+            plant(&mut out);
+        }
+        Some(out)
+    }
+}
+
+fn make(rng: &mut Rng, range: std::ops::Range<usize>) -> Vec<Row> {
     let models = ["gpt-4.1", "claude-sonnet-4", "gemini-2.5-pro"];
     let channels = ["ch-east", "ch-west", "ch-eu"];
     let regions = ["us-east", "us-west", "eu-west"];
     let groups = ["default", "premium"];
     // 2026-11-02T00:00:00Z
     let start_ms: i64 = 1_793_577_600_000;
-    let mut out = Vec::with_capacity(rows);
-    for i in 0..rows {
+    let mut out = Vec::with_capacity(range.len());
+    for i in range {
         let mut r = Row {
             request_id: format!("req-{:07}", i + 1),
             timestamp: iso(start_ms + (i as i64) * 2_000 + (rng.next() % 1000) as i64),
@@ -279,7 +323,12 @@ fn generate(rows: usize, seed: u64) -> Vec<Row> {
         r.timing = tm;
         out.push(r);
     }
-    // Planted data-quality problems, at fixed positions so tests can name them.
+    out
+}
+
+/// Planted data-quality problems, at fixed positions (in the first chunk) so tests can
+/// name them.
+fn plant(out: &mut [Row]) {
     let n = out.len();
     if n >= 100 {
         // "missing" written as 0.
@@ -300,7 +349,6 @@ fn generate(rows: usize, seed: u64) -> Vec<Row> {
         let dup = out[55].request_id.clone();
         out[56].request_id = dup;
     }
-    out
 }
 
 fn timing_map(r: &Row) -> Map<String, Value> {
@@ -424,6 +472,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     std::fs::create_dir_all(&dir)?;
+    // Flat Parquet alone is written a chunk at a time (the benchmark's largest logs).
+    if formats == ["parquet-flat"] {
+        let mut g = Generator::new(rows, seed);
+        let mut writer = None;
+        while let Some(chunk) = g.next_chunk(CHUNK) {
+            let df = frame(&chunk)?;
+            if writer.is_none() {
+                writer = Some(
+                    ParquetWriter::new(File::create(dir.join("gateway_flat.parquet"))?)
+                        .with_row_group_size(Some(ROW_GROUP))
+                        .batched(df.schema())?,
+                );
+            }
+            writer.as_mut().expect("made above").write_batch(&df)?;
+        }
+        if let Some(w) = writer {
+            w.finish()?;
+        }
+        eprintln!("wrote {rows} rows (parquet-flat) to {}", dir.display());
+        return Ok(());
+    }
     let data = generate(rows, seed);
     for f in &formats {
         match f.as_str() {

@@ -32,6 +32,31 @@ def load(rules_path):
     return params, metrics, rules, default
 
 
+KEYWORDS = {"case", "when", "then", "else", "end", "and", "or", "not", "null", "is", "true",
+            "false", "in", "as", "double", "cast", "between", "like"}
+
+
+def computable(metrics, rules, params, columns):
+    """The metrics the file's columns can compute, in order (as tracediag leaves out a metric
+    whose field no input has), and the rules with every dropped metric read as NULL."""
+    known = set(columns) | set(params)
+    kept, dropped = [], []
+    for name, expr, labelled in metrics:
+        e = re.sub(r"\belapsed\(\s*([A-Za-z_][A-Za-z_0-9]*)\s*\)", r"\1", expr)
+        words = set(re.findall(r"\b([A-Za-z_][A-Za-z_0-9]*)\b(?!\s*\()", e))
+        if all(w.lower() in KEYWORDS or w in known for w in words):
+            kept.append((name, expr, labelled))
+            known.add(name)
+        else:
+            dropped.append(name)
+    def null_out(text):
+        for name in dropped:
+            text = re.sub(rf"\b{name}\b", "CAST(NULL AS DOUBLE)", text)
+        return text
+    rules = [dict(r, when=null_out(r["when"])) for r in rules]
+    return kept, rules
+
+
 def with_division(expr, params):
     """Division by zero → null: `a / b` becomes `a / NULLIF(b, 0)` on simple operands.
     `elapsed(p)` (a time point's time since its origin, as a duration) is the column."""
@@ -43,7 +68,18 @@ def with_division(expr, params):
     return e
 
 
-def duckdb_query(path, params, metrics, rules, default):
+def duckdb_source(path):
+    """The file as a DuckDB relation, timings as flat columns."""
+    return {
+        "parquet": f"read_parquet('{path}')",
+        "csv": f"read_csv('{path}')",
+        "jsonl": f"(SELECT * EXCLUDE (other), unnest(other.timing) FROM read_json('{path}', format = 'newline_delimited'))",
+    }[path.rsplit(".", 1)[-1]]
+
+
+def duckdb_query(path, params, metrics, rules, default, columns=None):
+    if columns is not None:
+        metrics, rules = computable(metrics, rules, params, columns)
     cols = []
     for name, expr, _ in metrics:
         cols.append(f"CAST({with_division(expr, params)} AS DOUBLE) AS {name}")
@@ -56,11 +92,7 @@ def duckdb_query(path, params, metrics, rules, default):
     aggs.append("min(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_min, max(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_max")
     for m in named:
         aggs.append(f"quantile_cont({m}, [0.5, 0.95, 0.99]) AS q_{m}")
-    base = {
-        "parquet": f"read_parquet('{path}')",
-        "csv": f"read_csv('{path}')",
-        "jsonl": f"(SELECT * EXCLUDE (other), unnest(other.timing) FROM read_json('{path}', format = 'newline_delimited'))",
-    }[path.rsplit(".", 1)[-1]]
+    base = duckdb_source(path)
     # DuckDB resolves a SELECT's own aliases left to right, so later metrics use earlier ones.
     metric_sel = ", ".join(cols)
     return f"""
@@ -73,8 +105,9 @@ SELECT class, {", ".join(aggs)} FROM c GROUP BY GROUPING SETS ((class), ()) ORDE
 def run_duckdb(path, rules_path):
     import duckdb
 
-    q = duckdb_query(path, *load(rules_path))
     con = duckdb.connect()
+    columns = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path)}").fetchall()]
+    q = duckdb_query(path, *load(rules_path), columns=columns)
     for row in con.execute(q).fetchall():
         print(row[0] or "(all)", row[1], row[2], row[3], row[4], row[5])
 
@@ -91,6 +124,7 @@ def run_polars(path, rules_path):
         lf = pl.scan_csv(path)
     else:
         lf = pl.scan_ndjson(path).with_columns(pl.col("other").struct.field("timing")).unnest("timing").drop("other")
+    metrics, rules = computable(metrics, rules, params, lf.collect_schema().names())
     # Metrics one by one (each may use the ones before), then the ordered CASE.
     for name, expr, _ in metrics:
         ctx.register("t", lf)

@@ -229,8 +229,7 @@ pub fn apply(rules: &RuleSet, mut lf: LazyFrame) -> LazyFrame {
     let c = Compiler::new(&params, &est);
     // Metrics in layers: a metric goes in the layer after the latest of the metrics it
     // refers to, so that each layer is one with_columns (its expressions see only earlier
-    // layers). A few plan nodes rather than one per metric: on the streaming engine each
-    // node holds morsels of every column, so a chain of dozens multiplied the memory.
+    // layers): a few plan nodes rather than one per metric.
     let mut layer_of: BTreeMap<&str, usize> = BTreeMap::new();
     let mut layers: Vec<Vec<Expr>> = vec![];
     for m in &rules.metrics {

@@ -15,7 +15,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 use serde_json::{json, Map, Value};
@@ -450,6 +450,28 @@ fn frame(rows: &[Row]) -> PolarsResult<DataFrame> {
 /// for the whole file, which makes any reader hold whole columns.)
 const ROW_GROUP: usize = 1 << 20;
 
+/// `gateway_flat.parquet`: timing as flat columns, for the benchmark's side-by-side peers,
+/// written a row group (a chunk of rows) at a time.
+fn write_flat<C: AsRef<[Row]>>(dir: &Path, chunks: impl Iterator<Item = C>) -> PolarsResult<()> {
+    let mut writer = None;
+    for chunk in chunks {
+        let df = frame(chunk.as_ref())?;
+        if writer.is_none() {
+            let file = File::create(dir.join("gateway_flat.parquet"))?;
+            writer = Some(
+                ParquetWriter::new(file)
+                    .with_row_group_size(Some(ROW_GROUP))
+                    .batched(df.schema())?,
+            );
+        }
+        writer.as_mut().expect("made above").write_batch(&df)?;
+    }
+    if let Some(w) = writer {
+        w.finish()?;
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rows = 3000usize;
     let mut seed = 20261129u64;
@@ -472,24 +494,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     std::fs::create_dir_all(&dir)?;
-    // Flat Parquet alone is written a chunk at a time (the benchmark's largest logs).
+    // Flat Parquet alone is written as it is made (the benchmark's largest logs).
     if formats == ["parquet-flat"] {
         let mut g = Generator::new(rows, seed);
-        let mut writer = None;
-        while let Some(chunk) = g.next_chunk(CHUNK) {
-            let df = frame(&chunk)?;
-            if writer.is_none() {
-                writer = Some(
-                    ParquetWriter::new(File::create(dir.join("gateway_flat.parquet"))?)
-                        .with_row_group_size(Some(ROW_GROUP))
-                        .batched(df.schema())?,
-                );
-            }
-            writer.as_mut().expect("made above").write_batch(&df)?;
-        }
-        if let Some(w) = writer {
-            w.finish()?;
-        }
+        write_flat(&dir, std::iter::from_fn(|| g.next_chunk(CHUNK)))?;
         eprintln!("wrote {rows} rows (parquet-flat) to {}", dir.display());
         return Ok(());
     }
@@ -502,13 +510,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut df = frame(&data)?;
                 CsvWriter::new(File::create(dir.join("gateway.csv"))?).finish(&mut df)?;
             }
-            "parquet-flat" => {
-                // Timing as flat columns, for the benchmark's side-by-side peers.
-                let mut df = frame(&data)?;
-                ParquetWriter::new(File::create(dir.join("gateway_flat.parquet"))?)
-                    .with_row_group_size(Some(ROW_GROUP))
-                    .finish(&mut df)?;
-            }
+            "parquet-flat" => write_flat(&dir, data.chunks(CHUNK))?,
             "parquet" => {
                 // Timing nested as other.timing, as a struct column.
                 let df = frame(&data)?;

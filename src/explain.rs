@@ -336,7 +336,11 @@ pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanati
         }
     }
     analyze::check(rules, opts)?;
-    let plan = plan::build(rules, opts)?;
+    let scope = match target {
+        Target::Request(id) => plan::Scope::Request(id),
+        Target::Class { .. } => plan::Scope::Log,
+    };
+    let plan = plan::build_for(rules, opts, scope)?;
     let about = About::of(&plan, opts);
     match target {
         Target::Request(id) => request(rules, &plan, &about, id).map(Explanation::Request),
@@ -399,14 +403,16 @@ fn polars_error(e: PolarsError) -> Error {
 }
 
 /// Explain every row whose `request_id` is `id`, in input order. Only those rows are
-/// collected (the filter goes down to the scan); the cohort is asked for its aggregates.
+/// read (`plan::Scope::Request`: a lookup of the id column, then the rows alone); the
+/// cohort is asked for its aggregates.
 pub fn request(
     rules: &RuleSet,
     plan: &Plan,
     about: &About,
     id: &str,
 ) -> Result<RequestExplanation> {
-    let df = stats::collect(plan.lf.clone().filter(col("request_id").eq(lit(id))))
+    let rows = plan.request.clone().unwrap_or_else(|| plan.lf.clone());
+    let df = stats::collect(rows.filter(col("request_id").eq(lit(id))))
         .map_err(|e| plan.read_error(&e))?;
     if df.height() == 0 {
         // A window that holds no request at all is the typo to report, not the id.

@@ -27,6 +27,8 @@ use crate::window;
 pub struct Plan {
     /// One row per request: labels, timing fields, metrics, `class`, `classes`, `dq_*`.
     pub lf: LazyFrame,
+    /// `Scope::Request`: the rows holding the request id, as `lf` holds them.
+    pub request: Option<LazyFrame>,
     pub inputs: Vec<Input>,
     /// Where each row is in its file (`source_file`, `source_row` → line or row).
     pub locations: Locations,
@@ -53,14 +55,43 @@ pub struct Plan {
     until: Option<i64>,
 }
 
-/// Build the plan for `opts` under `rules` (a gateway table).
+/// What a plan is built for.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// The whole log.
+    Log,
+    /// One request id (explain): `Plan::request` holds only its rows, read without
+    /// decoding the rest of the log, with the duplicate check run among them (they are
+    /// every row with that id, so it is exact). The whole log (`Plan::lf`, which explain
+    /// asks only for the request's cohort) skips the duplicate pass: its `dq_duplicate_id`
+    /// is null, not looked for.
+    Request(&'a str),
+}
+
+/// Build the plan for `opts` under `rules` (a gateway table), for the whole log.
 pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
+    build_for(rules, opts, Scope::Log)
+}
+
+/// Build the plan for `opts` under `rules` (a gateway table), for `scope`.
+pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> {
     let carried = if opts.from_sql_result {
         sql_result::carried(rules)
     } else {
         vec![]
     };
-    let (lf, inputs) = source::load(&opts.inputs, opts.input_format, opts.on_bad_row, &carried)?;
+    let id = match scope {
+        Scope::Log => None,
+        Scope::Request(id) => Some(id),
+    };
+    let loaded = source::load_for(
+        &opts.inputs,
+        opts.input_format,
+        opts.on_bad_row,
+        &carried,
+        id,
+    )?;
+    let (lf, inputs) = (loaded.lf, loaded.inputs);
     // Raw client identifiers go no further than the projection.
     let id_policy = match &opts.ids {
         Some(p) => p.clone(),
@@ -69,33 +100,56 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
     let lf = ids::apply(lf, &id_policy);
     // A query's result brings its metrics and classes (checked against the table); a log
     // has them computed by the table.
-    let lf = if opts.from_sql_result {
+    if opts.from_sql_result {
         if let Some(e) = sql_result::check(rules, &lf, &Locations::of(&inputs))
             .map_err(|e| read_error(&inputs, &e))?
         {
             return Err(e);
         }
-        sql_result::apply(rules, lf)
-    } else {
-        compile::apply(rules, lf)
+    }
+    let derive = |lf: LazyFrame| {
+        if opts.from_sql_result {
+            sql_result::apply(rules, lf)
+        } else {
+            compile::apply(rules, lf)
+        }
     };
-    let duplicates = quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
+    let lf = derive(lf);
+    let request = loaded.request.map(|r| derive(ids::apply(r, &id_policy)));
+    let (duplicates, request) = match request {
+        None => (
+            Some(quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?),
+            None,
+        ),
+        Some(r) => {
+            let d = quality::duplicate_ids(r.clone()).map_err(|e| read_error(&inputs, &e))?;
+            (None, Some((r, d)))
+        }
+    };
     let names: Vec<String> = inputs
         .iter()
         .map(|i| i.path.display().to_string())
         .collect();
-    let overlap = quality::overlap(&duplicates, &names);
+    let overlap = duplicates
+        .as_ref()
+        .and_then(|d| quality::overlap(d, &names));
     // The incident window applies after the data-quality checks, so a duplicate id outside
     // the window still marks the one inside it.
     let present: std::collections::BTreeSet<String> = inputs
         .iter()
         .flat_map(|i| i.mapping.found().map(|(name, _)| name.to_string()))
         .collect();
-    let mut lf = quality::apply(rules, lf, duplicates.ids, &|f| present.contains(f));
+    let is_present = |f: &str| present.contains(f);
+    let window = time_filter("timestamp", opts.since, opts.until);
+    let windowed = |lf: LazyFrame| match &window {
+        Some(f) => lf.filter(f.clone()),
+        None => lf,
+    };
+    let lf = quality::apply(rules, lf, duplicates.map(|d| d.ids), &is_present);
     let unwindowed = lf.clone();
-    if let Some(f) = time_filter("timestamp", opts.since, opts.until) {
-        lf = lf.filter(f);
-    }
+    let lf = windowed(lf);
+    let request =
+        request.map(|(r, d)| windowed(quality::apply(rules, r, Some(d.ids), &is_present)));
     let locations = Locations::of(&inputs);
     // A query's result carries every metric as a column of its own, except those built
     // on adapter-only fields (`RuleSet::adapter_metrics`), which the query leaves out.
@@ -116,6 +170,7 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
         .collect();
     let mut plan = Plan {
         lf,
+        request,
         inputs,
         locations,
         id_policy,
@@ -272,6 +327,10 @@ fn unparsed_values(plan: &mut Plan, policy: BadRowPolicy) -> Result<()> {
         .collect();
     plan.unparsed_skipped = count;
     plan.lf = plan.lf.clone().filter(col(flag.as_str()).not());
+    plan.request = plan
+        .request
+        .take()
+        .map(|r| r.filter(col(flag.as_str()).not()));
     Ok(())
 }
 

@@ -280,13 +280,13 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);
-/// `duplicates` are the ids `duplicate_ids` found. `present` says whether some input maps
+/// `duplicates` are the ids `duplicate_ids` found (`None`: not looked for, the flag null). `present` says whether some input maps
 /// a field: a field no input maps is null in every row and can flag nothing, so the checks
 /// leave it out rather than compare a column of nulls on every request.
 pub fn apply(
     rules: &RuleSet,
     lf: LazyFrame,
-    duplicates: Series,
+    duplicates: Option<Series>,
     present: &dyn Fn(&str) -> bool,
 ) -> LazyFrame {
     let points: Vec<_> = catalogue::t0_points_in_order()
@@ -341,10 +341,13 @@ pub fn apply(
         lit(false)
     };
 
-    let dup = if duplicates.is_empty() {
-        lit(false)
-    } else {
-        col("request_id").is_in(lit(duplicates).implode(false), false)
+    let dup = match duplicates {
+        // Not looked for (`plan::Scope::Request`'s whole log): unknown, not "no".
+        None => lit(NULL).cast(DataType::Boolean),
+        Some(d) if d.is_empty() => lit(false),
+        Some(d) => col("request_id")
+            .is_in(lit(d).implode(false), false)
+            .fill_null(lit(false)),
     };
 
     let unparsed = any(fields()
@@ -357,8 +360,7 @@ pub fn apply(
         negative.alias(column(&NEGATIVE).as_str()),
         any(zeros).alias(column(&ZERO_AS_MISSING).as_str()),
         tps.alias(column(&TPS_MISMATCH).as_str()),
-        dup.fill_null(lit(false))
-            .alias(column(&DUPLICATE_ID).as_str()),
+        dup.alias(column(&DUPLICATE_ID).as_str()),
         unparsed.alias(column(&UNPARSED).as_str()),
         col(UNREADABLE_COL).alias(column(&UNREADABLE).as_str()),
         implausible.alias(column(&IMPLAUSIBLE).as_str()),

@@ -458,10 +458,17 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} is not a canonical field"));
             assert_eq!(found.1, super::super::Origin::Column(name.to_string()));
         }
-        let df =
-            super::super::canonical::select(log.frame.lazy(), &schema, &mapping, &path, &[], &[])
-                .collect()
-                .unwrap();
+        let df = super::super::canonical::select(
+            log.frame.lazy(),
+            &schema,
+            &mapping,
+            &path,
+            &[],
+            &[],
+            super::super::canonical::Rows::All,
+        )
+        .collect()
+        .unwrap();
         let ts = df
             .column("timestamp")
             .unwrap()

@@ -199,21 +199,9 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
     })
 }
 
-/// The projection: canonical columns only, typed per the catalogue, plus the source file
-/// and row number. Values that cannot be read as their type become null (and are
-/// counted by the data-quality checks through `__unparsed_<field>` columns).
-///
-/// `kept_rows` are the 1-based rows that could not be read whole and were kept with
-/// their unreadable parts null; they are flagged in `__unreadable`. `carried` columns of
-/// the file come along as they are, as `CARRIED_PREFIX<name>`.
-pub fn select(
-    raw: LazyFrame,
-    schema: &Schema,
-    mapping: &Mapping,
-    path: &Path,
-    kept_rows: &[u32],
-    carried: &[String],
-) -> LazyFrame {
+/// The file's columns, with those named like a column the projection adds renamed out of
+/// the way.
+fn renamed(raw: LazyFrame, schema: &Schema) -> LazyFrame {
     // A column of the file named like one of the columns added here (no catalogue field
     // is) would clash with it; the mapping never reads it, so it is renamed out of the way.
     // (Not dropped: a file whose only column it is would then have no rows.)
@@ -232,8 +220,110 @@ pub fn select(
             free
         })
         .collect();
-    let raw = raw.rename(clashing, free, true);
-    let mut lf = raw.clone().with_row_index(ROW_COL, Some(1));
+    raw.rename(clashing, free, true)
+}
+
+/// Which rows of a file the projection reads.
+pub enum Rows<'a> {
+    /// Every row.
+    All,
+    /// Only these, 1-based and ascending (what `rows_holding` found): each read as a
+    /// one-row slice, which the reader pushes down to the file (Parquet decodes only the
+    /// row group holding it), numbered with its place in the file.
+    Only(&'a [IdxSize]),
+}
+
+fn one_row_slices(raw: &LazyFrame, rows: &[IdxSize]) -> LazyFrame {
+    let slices: Vec<LazyFrame> = rows
+        .iter()
+        .map(|&r| {
+            raw.clone()
+                .slice(i64::from(r) - 1, 1)
+                .with_row_index(ROW_COL, Some(r))
+        })
+        .collect();
+    match concat(slices, UnionArgs::default()) {
+        Ok(lf) => lf,
+        // No row: the file's columns, empty.
+        Err(_) => raw.clone().slice(0, 0).with_row_index(ROW_COL, Some(1)),
+    }
+}
+
+/// The 1-based rows of the file whose label `field` reads as `value`, in file order: one
+/// query over that column alone. `None` when the field is not one a row lookup can read
+/// (inside a JSON string); an empty list when the file does not map it.
+pub fn rows_holding(
+    raw: &LazyFrame,
+    schema: &Schema,
+    mapping: &Mapping,
+    field: &str,
+    value: &str,
+) -> PolarsResult<Option<Vec<IdxSize>>> {
+    let Some((_, origin, dtype)) = mapping.fields.iter().find(|(n, _, _)| n == field) else {
+        return Ok(Some(vec![]));
+    };
+    let source = match origin {
+        Origin::Absent => return Ok(Some(vec![])),
+        Origin::JsonString(_) => return Ok(None),
+        o => source_expr(o),
+    };
+    let kind = FIELDS
+        .iter()
+        .find(|f| f.name == field)
+        .map_or(Kind::Label, |f| f.kind);
+    let read = normalize(source, kind, dtype);
+    let found = crate::stats::collect(
+        renamed(raw.clone(), schema)
+            .with_row_index(ROW_COL, Some(1))
+            .filter(read.eq(lit(value)).fill_null(lit(false)))
+            .select([col(ROW_COL)]),
+    )?;
+    Ok(Some(
+        found.column(ROW_COL)?.idx()?.into_no_null_iter().collect(),
+    ))
+}
+
+/// A flat or nested column of the file as an expression.
+fn source_expr(origin: &Origin) -> Expr {
+    match origin {
+        Origin::Column(c) => col(c.as_str()),
+        Origin::Nested(path) => {
+            let mut e = col(path[0].as_str());
+            for p in &path[1..] {
+                e = e.struct_().field_by_name(p);
+            }
+            e
+        }
+        Origin::JsonString(n) => col(JSON_COL)
+            .struct_()
+            .field_by_name("timing")
+            .struct_()
+            .field_by_name(n),
+        Origin::Absent => lit(NULL),
+    }
+}
+
+/// The projection: canonical columns only, typed per the catalogue, plus the source file
+/// and row number. Values that cannot be read as their type become null (and are
+/// counted by the data-quality checks through `__unparsed_<field>` columns).
+///
+/// `kept_rows` are the 1-based rows that could not be read whole and were kept with
+/// their unreadable parts null; they are flagged in `__unreadable`. `carried` columns of
+/// the file come along as they are, as `CARRIED_PREFIX<name>`.
+pub fn select(
+    raw: LazyFrame,
+    schema: &Schema,
+    mapping: &Mapping,
+    path: &Path,
+    kept_rows: &[u32],
+    carried: &[String],
+    rows: Rows,
+) -> LazyFrame {
+    let raw = renamed(raw, schema);
+    let mut lf = match rows {
+        Rows::All => raw.clone().with_row_index(ROW_COL, Some(1)),
+        Rows::Only(rows) => one_row_slices(&raw, rows),
+    };
     let needs_json = mapping
         .fields
         .iter()
@@ -274,19 +364,7 @@ pub fn select(
                 exprs.push(lit(NULL).cast(target).alias(name.as_str()));
                 continue;
             }
-            Origin::Column(c) => col(c.as_str()),
-            Origin::Nested(path) => {
-                let mut e = col(path[0].as_str());
-                for p in &path[1..] {
-                    e = e.struct_().field_by_name(p);
-                }
-                e
-            }
-            Origin::JsonString(n) => col(JSON_COL)
-                .struct_()
-                .field_by_name("timing")
-                .struct_()
-                .field_by_name(n),
+            o => source_expr(o),
         };
         let value = normalize(source.clone(), kind, dtype);
         if !matches!(kind, Kind::Label) {

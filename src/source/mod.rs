@@ -297,7 +297,31 @@ pub fn load(
     policy: BadRowPolicy,
     carried: &[String],
 ) -> Result<(LazyFrame, Vec<Input>)> {
+    let loaded = load_for(paths, forced, policy, carried, None)?;
+    Ok((loaded.lf, loaded.inputs))
+}
+
+/// What `load_for` read.
+pub struct Loaded {
+    /// Every row of every input, canonical.
+    pub lf: LazyFrame,
+    /// With a request id: only the rows holding it, the same columns (each row with its
+    /// place in its file), found by a lookup of the id column alone and read as one-row
+    /// slices, so the rest of the log is never decoded.
+    pub request: Option<LazyFrame>,
+    pub inputs: Vec<Input>,
+}
+
+/// `load`, and with `request` also the frame of the rows holding that request id.
+pub fn load_for(
+    paths: &[PathBuf],
+    forced: Option<InputFormat>,
+    policy: BadRowPolicy,
+    carried: &[String],
+    request: Option<&str>,
+) -> Result<Loaded> {
     let mut frames = vec![];
+    let mut requests = vec![];
     let mut inputs = vec![];
     let keys = partition_keys(paths);
     for key in &keys {
@@ -324,17 +348,36 @@ pub fn load(
             Ok(c) => (opened, c),
             Err(e) => return Err(opened.rename(e)),
         };
-        let (lf, input) = load_one(&opened, content, policy, inputs.len(), &keys, carried)
-            .map_err(|e| opened.rename(e))?;
+        let (lf, only, input) = load_one(
+            &opened,
+            content,
+            policy,
+            inputs.len(),
+            &keys,
+            carried,
+            request,
+        )
+        .map_err(|e| opened.rename(e))?;
         frames.push(lf);
+        requests.extend(only);
         inputs.push(input);
     }
-    let lf = if frames.len() == 1 {
-        frames.pop().expect("one frame")
-    } else {
-        concat(frames, UnionArgs::default()).map_err(|e| Error::Usage(polars_message(&e)))?
+    let one = |mut frames: Vec<LazyFrame>| {
+        if frames.len() == 1 {
+            Ok(frames.pop().expect("one frame"))
+        } else {
+            concat(frames, UnionArgs::default()).map_err(|e| Error::Usage(polars_message(&e)))
+        }
     };
-    Ok((lf, inputs))
+    let request = match request {
+        Some(_) => Some(one(requests)?),
+        None => None,
+    };
+    Ok(Loaded {
+        lf: one(frames)?,
+        request,
+        inputs,
+    })
 }
 
 /// Read one opened input into its canonical lazy frame, or refuse it (`Error::Unusable`)
@@ -346,7 +389,8 @@ fn load_one(
     index: usize,
     keys: &[String],
     carried: &[String],
-) -> Result<(LazyFrame, Input)> {
+    request: Option<&str>,
+) -> Result<(LazyFrame, Option<LazyFrame>, Input)> {
     let path = opened.read.as_path();
     let refuse = |reason: String, columns: Vec<String>| {
         let read_as = if opened.gzip {
@@ -527,14 +571,35 @@ fn load_one(
     if timing_origins.is_empty() && !empty {
         return Err(refuse("no timing field can be mapped".into(), columns()));
     }
-    let lf = canonical::select(
-        raw,
-        &schema,
-        &mapping,
-        &opened.name,
-        &checked.kept_rows,
-        carried,
-    );
+    let only = match request {
+        Some(id) => {
+            canonical::rows_holding(&raw, &schema, &mapping, "request_id", id).map_err(|e| {
+                Error::input(
+                    &opened.name,
+                    format!("cannot read the request ids: {}", polars_message(&e)),
+                )
+            })?
+        }
+        None => None,
+    };
+    let select = |rows| {
+        canonical::select(
+            raw.clone(),
+            &schema,
+            &mapping,
+            &opened.name,
+            &checked.kept_rows,
+            carried,
+            rows,
+        )
+    };
+    let lf = select(canonical::Rows::All);
+    // A request's rows; where the id cannot be looked up alone (no such case among the
+    // formats read today: ids are never inside a JSON string), every row.
+    let only = request.map(|_| match &only {
+        Some(rows) => select(canonical::Rows::Only(rows)),
+        None => lf.clone(),
+    });
     if !empty
         && timing_origins
             .iter()
@@ -567,9 +632,11 @@ fn load_one(
             None => lit(NULL).cast(DataType::String).alias(key.as_str()),
         });
     }
+    let only = only.map(|o| o.with_columns(extra.clone()));
     let lf = lf.with_columns(extra);
     Ok((
         lf,
+        only,
         Input {
             path: opened.name.clone(),
             read_from: opened.clone(),
@@ -665,4 +732,66 @@ pub fn raw_value(input: &Input, field: &str, row: i64) -> Option<String> {
     // Only timing, count and flag fields reach here: no content, but keep it short, and
     // show control bytes escaped (a NUL would otherwise vanish from the message).
     Some(v.chars().take(40).flat_map(char::escape_debug).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    }
+
+    /// A request's rows read alone (a lookup of the id column, then one-row slices) are the
+    /// rows of the whole log holding that id: the same values, the same places in their
+    /// files. Across formats, several files at once, rows that cannot be read whole, and
+    /// file columns named like the ones the projection adds.
+    #[test]
+    fn a_request_read_alone_equals_its_rows_in_the_log() {
+        let runs: [&[&str]; 5] = [
+            &[
+                "fixtures/generated/gateway.parquet",
+                "fixtures/generated/gateway.csv",
+                "fixtures/generated/gateway.jsonl",
+                "fixtures/generated/gateway_other_string.jsonl",
+            ],
+            &["fixtures/bad/csv_short_row.csv"],
+            &["fixtures/bad/jsonl_broken_line.jsonl"],
+            &["fixtures/bad/csv_internal_column_names.csv"],
+            &["fixtures/bad/jsonl_internal_column_names.jsonl"],
+        ];
+        for files in runs {
+            let paths: Vec<PathBuf> = files.iter().map(|f| fixture(f)).collect();
+            // The inputs hold the row check's repaired copies, which polars reads.
+            let (lf, _inputs) = load(&paths, None, BadRowPolicy::Keep, &[]).unwrap();
+            let all = crate::stats::collect(lf.select([col("request_id")])).unwrap();
+            let ids: Vec<String> = all
+                .column("request_id")
+                .unwrap()
+                .str()
+                .unwrap()
+                .iter()
+                .flatten()
+                .map(str::to_string)
+                .collect();
+            assert!(!ids.is_empty(), "{files:?}");
+            let mut asked: Vec<&str> = ids
+                .iter()
+                .step_by(ids.len() / 3 + 1)
+                .map(|s| s.as_str())
+                .collect();
+            asked.extend([ids[ids.len() - 1].as_str(), "no-such-id"]);
+            for id in asked {
+                let loaded = load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id)).unwrap();
+                let whole =
+                    crate::stats::collect(loaded.lf.filter(col("request_id").eq(lit(id)))).unwrap();
+                let alone = crate::stats::collect(loaded.request.unwrap()).unwrap();
+                assert!(
+                    whole.equals_missing(&alone),
+                    "{files:?} {id}:\n{whole}\n{alone}"
+                );
+                assert_eq!(whole.height() == 0, id == "no-such-id", "{files:?} {id}");
+            }
+        }
+    }
 }

@@ -231,10 +231,24 @@ impl Ranks {
             .filter(|(_, needed)| !needed.is_empty())
             .map(|(v, needed)| {
                 let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
+                // The value where it is in a wanted bucket, kept where it is not null.
+                // Filtered after the projection, not on the bucket itself: that filter
+                // would be pushed down into the subplan the pass's queries share, to
+                // meet a predicate the plan has (an incident window, explain's cohort),
+                // and each query would then read the file for itself.
+                let in_bucket = bucket_expr(v).is_in(lit(wanted).implode(false), false);
+                let mut cols = key_exprs(&self.fine);
+                cols.push(
+                    when(in_bucket)
+                        .then(value_expr(v))
+                        .otherwise(lit(NULL).cast(DataType::Float64))
+                        .alias(VALUE_COL),
+                );
                 let mut by = key_exprs(&self.fine);
-                by.push(value_expr(v).alias(VALUE_COL));
+                by.push(col(VALUE_COL));
                 lf.clone()
-                    .filter(bucket_expr(v).is_in(lit(wanted).implode(false), false))
+                    .select(cols)
+                    .filter(col(VALUE_COL).is_not_null())
                     .group_by(by)
                     .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
                     .with_columns(keys_as_text(&self.fine))

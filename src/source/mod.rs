@@ -301,6 +301,10 @@ pub fn load(
     Ok((loaded.lf, loaded.inputs))
 }
 
+/// Above this many rows holding one request id, `load_for` reads the id's rows by a
+/// filter over the whole file rather than a slice per row.
+const MAX_REQUEST_SLICES: usize = 64;
+
 /// What `load_for` read.
 pub struct Loaded {
     /// Every row of every input, canonical.
@@ -594,11 +598,12 @@ fn load_one(
         )
     };
     let lf = select(canonical::Rows::All);
-    // A request's rows; where the id cannot be looked up alone (no such case among the
-    // formats read today: ids are never inside a JSON string), every row.
+    // A request's rows; every row where the id cannot be looked up alone (no such case
+    // among the formats read today: ids are never inside a JSON string) or where it is in
+    // more rows than are worth a slice each (an id column holding a placeholder).
     let only = request.map(|_| match &only {
-        Some(rows) => select(canonical::Rows::Only(rows)),
-        None => lf.clone(),
+        Some(rows) if rows.len() <= MAX_REQUEST_SLICES => select(canonical::Rows::Only(rows)),
+        _ => lf.clone(),
     });
     if !empty
         && timing_origins
@@ -793,5 +798,24 @@ mod tests {
                 assert_eq!(whole.height() == 0, id == "no-such-id", "{files:?} {id}");
             }
         }
+    }
+
+    /// An id in more rows than are worth a slice each is read by a filter over the file:
+    /// the same rows.
+    #[test]
+    fn an_id_in_many_rows_is_read_by_a_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("placeholder.csv");
+        let mut text = String::from("request_id,total_handler_ms\n");
+        for i in 0..(MAX_REQUEST_SLICES + 6) {
+            text.push_str(&format!("-,{i}\nr{i},{i}\n"));
+        }
+        std::fs::write(&path, text).unwrap();
+        let loaded = load_for(&[path], None, BadRowPolicy::Keep, &[], Some("-")).unwrap();
+        let is = || col("request_id").eq(lit("-"));
+        let whole = crate::stats::collect(loaded.lf.filter(is())).unwrap();
+        let read = crate::stats::collect(loaded.request.unwrap().filter(is())).unwrap();
+        assert_eq!(whole.height(), MAX_REQUEST_SLICES + 6);
+        assert!(whole.equals_missing(&read));
     }
 }

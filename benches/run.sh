@@ -10,7 +10,7 @@
 # DuckDB and (up to FULL_MAX) by a Python-polars script (benches/peer_summary.py: the rule
 # table's metrics, an ordered CASE for the class, per class and overall count, failures
 # and p50/p95/p99 of end-to-end and every named metric, and the time span), then
-# `tracediag analyze` and `throughput`; up to FULL_MAX also `explain --request-id` and
+# `tracediag analyze`, `throughput` and `explain --request-id`; up to FULL_MAX also
 # `compare --split` (which holds the columns it compares of every request), up to 1M
 # `report` (which holds every request); and on the CSV and JSON-lines files DuckDB's
 # summary beside `tracediag analyze`. Prints wall time, peak RSS (GNU time) and the ratios
@@ -46,8 +46,8 @@ timed() {
 }
 ratio() { case "$1$2" in *failed*) echo "-" ;; *) printf '%.2f' "$(echo "$1 / $2" | bc -l)" ;; esac; }
 
-# Jobs that hold every request (or, for explain, read the whole log) run up to
-# FULL_MAX rows; beyond it only the summary's engines and the commands in bounded memory.
+# Jobs that hold every request run up to FULL_MAX rows; beyond it only the summary's
+# engines and the commands that do not.
 FULL_MAX="${FULL_MAX:-10000000}"
 
 printf '%-10s %-32s %9s %9s %11s %11s\n' rows job seconds peak_MB "÷duckdb s" "÷duckdb mem"
@@ -69,8 +69,8 @@ for rows in "${sizes[@]}"; do
   fi
   read -r s m < <(timed "$bin" analyze "$f" --keep-ids); jobs+=("tracediag analyze:$s:$m")
   read -r s m < <(timed "$bin" throughput "$f" --keep-ids); jobs+=("tracediag throughput:$s:$m")
+  read -r s m < <(timed "$bin" explain "$f" --request-id req-0000042 --keep-ids); jobs+=("tracediag explain --request-id:$s:$m")
   if [ "$rows" -le "$FULL_MAX" ]; then
-    read -r s m < <(timed "$bin" explain "$f" --request-id req-0000042 --keep-ids); jobs+=("tracediag explain --request-id:$s:$m")
     read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
   fi
   if [ "$rows" -le 1000000 ]; then

@@ -280,9 +280,10 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);
-/// `duplicates` are the ids `duplicate_ids` found (`None`: not looked for, the flag null). `present` says whether some input maps
-/// a field: a field no input maps is null in every row and can flag nothing, so the checks
-/// leave it out rather than compare a column of nulls on every request.
+/// `duplicates` are the ids `duplicate_ids` found (`None`: not looked for, and the flag is
+/// null). `present` says whether some input maps a field: a field no input maps is null in
+/// every row and can flag nothing, so the checks leave it out rather than compare a column
+/// of nulls on every request.
 pub fn apply(
     rules: &RuleSet,
     lf: LazyFrame,

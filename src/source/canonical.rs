@@ -234,18 +234,20 @@ pub enum Rows<'a> {
 }
 
 fn one_row_slices(raw: &LazyFrame, rows: &[IdxSize]) -> LazyFrame {
-    let slices: Vec<LazyFrame> = rows
-        .iter()
-        .map(|&r| {
-            raw.clone()
-                .slice(i64::from(r) - 1, 1)
-                .with_row_index(ROW_COL, Some(r))
-        })
-        .collect();
-    match concat(slices, UnionArgs::default()) {
-        Ok(lf) => lf,
+    let slice = |r: IdxSize, len: IdxSize| {
+        raw.clone()
+            .slice(i64::from(r) - 1, len)
+            .with_row_index(ROW_COL, Some(r))
+    };
+    match rows {
         // No row: the file's columns, empty.
-        Err(_) => raw.clone().slice(0, 0).with_row_index(ROW_COL, Some(1)),
+        [] => slice(1, 0),
+        [r] => slice(*r, 1),
+        _ => concat(
+            rows.iter().map(|&r| slice(r, 1)).collect::<Vec<_>>(),
+            UnionArgs::default(),
+        )
+        .expect("two or more frames of the same schema concatenate"),
     }
 }
 

@@ -575,17 +575,6 @@ fn load_one(
     if timing_origins.is_empty() && !empty {
         return Err(refuse("no timing field can be mapped".into(), columns()));
     }
-    let only = match request {
-        Some(id) => {
-            canonical::rows_holding(&raw, &schema, &mapping, "request_id", id).map_err(|e| {
-                Error::input(
-                    &opened.name,
-                    format!("cannot read the request ids: {}", polars_message(&e)),
-                )
-            })?
-        }
-        None => None,
-    };
     let select = |rows| {
         canonical::select(
             raw.clone(),
@@ -598,13 +587,6 @@ fn load_one(
         )
     };
     let lf = select(canonical::Rows::All);
-    // A request's rows; every row where the id cannot be looked up alone (no such case
-    // among the formats read today: ids are never inside a JSON string) or where it is in
-    // more rows than are worth a slice each (an id column holding a placeholder).
-    let only = request.map(|_| match &only {
-        Some(rows) if rows.len() <= MAX_REQUEST_SLICES => select(canonical::Rows::Only(rows)),
-        _ => lf.clone(),
-    });
     if !empty
         && timing_origins
             .iter()
@@ -617,6 +599,29 @@ fn load_one(
             columns(),
         ));
     }
+    // A request's rows, looked up once the file is known to be read. Every row where the
+    // id cannot be looked up alone (no such case among the formats read today: ids are
+    // never inside a JSON string) or where it is in more rows than are worth a slice each
+    // (an id column holding a placeholder).
+    let only = match request {
+        None => None,
+        Some(id) => {
+            let rows = canonical::rows_holding(&raw, &schema, &mapping, "request_id", id).map_err(
+                |e| {
+                    Error::input(
+                        &opened.name,
+                        format!("cannot read the request ids: {}", polars_message(&e)),
+                    )
+                },
+            )?;
+            Some(match &rows {
+                Some(rows) if rows.len() <= MAX_REQUEST_SLICES => {
+                    select(canonical::Rows::Only(rows))
+                }
+                _ => lf.clone(),
+            })
+        }
+    };
     let line = match format {
         InputFormat::Csv
         | InputFormat::JsonLines

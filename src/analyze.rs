@@ -226,7 +226,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
 }
 
 /// The refusal of a file with rows, none of which holds a value in any timing field.
-fn untimed_file(input: &Input) -> Error {
+pub fn untimed_file(input: &Input) -> Error {
     let timing: Vec<String> = input
         .mapping
         .found()
@@ -364,14 +364,7 @@ const T_MAX: &str = "__t_max";
 impl Tally {
     /// The tally's query, to be collected with the other queries of its pass.
     fn query(rules: &RuleSet, plan: &Plan, fine: &[String]) -> LazyFrame {
-        // Judge by the values, not the mapping: a JSON-string `other` maps every timing
-        // field but may hold none of them.
-        let any_timing = catalogue::FIELDS
-            .iter()
-            .filter(|f| f.kind.is_timing() && plan.present.contains(f.name))
-            .map(|f| col(f.name).is_not_null())
-            .reduce(|a, b| a.or(b))
-            .unwrap_or(lit(false));
+        let any_timing = plan.any_timing();
         let sum = |e: Expr, name: &str| {
             e.fill_null(lit(false))
                 .cast(DataType::UInt64)

@@ -356,6 +356,10 @@ pub struct About {
     window: Option<Window>,
     client_ids: Option<ClientIds>,
     bad_rows: Option<BadRows>,
+    /// Whether a file without any timing value is refused, as `analyze` refuses it: not
+    /// within an incident window (the file may just have no request there) nor for a
+    /// query's result.
+    refuse_untimed: bool,
 }
 
 impl About {
@@ -374,7 +378,31 @@ impl About {
                 plan.unparsed_skipped,
                 plan.skipped_examples.clone(),
             ),
+            refuse_untimed: opts.since.is_none() && opts.until.is_none() && !opts.from_sql_result,
         }
+    }
+}
+
+/// As `analyze`: a file none of whose rows holds a timing value is refused, not explained
+/// as insufficient_data. Looked for only when the rows explained hold none, so that
+/// explaining a timed request costs no pass over the log.
+fn refuse_untimed(plan: &Plan, about: &About, rows: &DataFrame) -> Result<()> {
+    if !about.refuse_untimed {
+        return Ok(());
+    }
+    let timed = stats::collect(
+        rows.clone()
+            .lazy()
+            .select([plan.any_timing().any(true).alias("__timed")]),
+    )
+    .and_then(|df| Ok(df.column("__timed")?.bool()?.get(0) == Some(true)))
+    .map_err(polars_error)?;
+    if timed {
+        return Ok(());
+    }
+    match plan.untimed_input()? {
+        Some(i) => Err(analyze::untimed_file(&plan.inputs[i])),
+        None => Ok(()),
     }
 }
 
@@ -440,6 +468,7 @@ pub fn request(
         }
         return Err(Error::Usage(msg));
     }
+    refuse_untimed(plan, about, &df)?;
     let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf, &plan.uncomputable)
         .map_err(polars_error)?;
     let requests = (0..df.height())
@@ -517,6 +546,7 @@ pub fn class_worst(
             return Err(e);
         }
     }
+    refuse_untimed(plan, about, &df)?;
     let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf, &plan.uncomputable)
         .map_err(polars_error)?;
     let worst: Vec<Worst> = (0..df.height())

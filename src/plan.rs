@@ -17,7 +17,9 @@ use crate::ids::{self, IdPolicy, Salt};
 use crate::quality;
 use crate::ruleset::compile;
 use crate::ruleset::RuleSet;
-use crate::source::{self, BadRowPolicy, Input, Locations, ROW_COL, SOURCE_COL, UNPARSED_PREFIX};
+use crate::source::{
+    self, BadRowPolicy, Input, Locations, FILE_INDEX, ROW_COL, SOURCE_COL, UNPARSED_PREFIX,
+};
 use crate::sql_result;
 use crate::stats;
 use crate::summary::{Overlap, BAD_ROW_EXAMPLES};
@@ -196,6 +198,41 @@ impl Plan {
             .into_iter()
             .filter(|m| !self.uncomputable.contains(&m.name))
             .collect()
+    }
+
+    /// True where a row holds a value in some timing field. Judged by the values, not the
+    /// mapping: a JSON-string `other` maps every timing field but may hold none of them.
+    pub fn any_timing(&self) -> Expr {
+        catalogue::FIELDS
+            .iter()
+            .filter(|f| f.kind.is_timing() && self.present.contains(f.name))
+            .map(|f| col(f.name).is_not_null())
+            .reduce(|a, b| a.or(b))
+            .unwrap_or(lit(false))
+    }
+
+    /// The first input (by position) with rows none of which holds a timing value: such a
+    /// file holds nothing to diagnose. One pass over the timing columns, for the commands
+    /// that learn it from no aggregate of their own (`analyze` counts it in its tally).
+    pub fn untimed_input(&self) -> Result<Option<usize>> {
+        let per_file = stats::collect(
+            self.unwindowed
+                .clone()
+                .group_by([col(FILE_INDEX).cast(DataType::Int64)])
+                .agg([self.any_timing().any(true).alias("__timed")]),
+        )
+        .map_err(|e| self.read_error(&e))?;
+        let untimed = || -> PolarsResult<Option<usize>> {
+            let files = per_file.column(FILE_INDEX)?.i64()?;
+            let timed = per_file.column("__timed")?.bool()?;
+            Ok(files
+                .iter()
+                .zip(timed.iter())
+                .filter(|(_, t)| *t != Some(true))
+                .filter_map(|(f, _)| f.map(|f| f as usize))
+                .min())
+        };
+        untimed().map_err(|e| self.read_error(&e))
     }
 
     /// An error reading the inputs, naming them.

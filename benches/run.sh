@@ -10,10 +10,9 @@
 # DuckDB and (up to FULL_MAX) by a Python-polars script (benches/peer_summary.py: the rule
 # table's metrics, an ordered CASE for the class, per class and overall count, failures
 # and p50/p95/p99 of end-to-end and every named metric, and the time span), then
-# `tracediag analyze`, `throughput` and `explain --request-id`; up to FULL_MAX also
-# `compare --split` (which holds the columns it compares of every request), up to 1M
-# `report` (which holds every request); and on the CSV and JSON-lines files DuckDB's
-# summary beside `tracediag analyze`. Prints wall time, peak RSS (GNU time) and the ratios
+# `tracediag analyze`, `report`, `throughput` and `explain --request-id`; up to FULL_MAX
+# also `compare --split` (which holds the columns it compares of every request); and on
+# the CSV and JSON-lines files DuckDB's summary beside `tracediag analyze`. Prints wall time, peak RSS (GNU time) and the ratios
 # to DuckDB's summary; a job that fails (DuckDB out of memory) shows `failed` and the run
 # goes on. DuckDB and polars (Python) are installed into a virtualenv under ~/.cache on
 # first use. BENCH_DIR keeps the generated files between runs.
@@ -73,9 +72,7 @@ for rows in "${sizes[@]}"; do
   if [ "$rows" -le "$FULL_MAX" ]; then
     read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
   fi
-  if [ "$rows" -le 1000000 ]; then
-    read -r s m < <(timed "$bin" report "$f" --keep-ids --out "$sub/report.html" --force); jobs+=("tracediag report:$s:$m")
-  fi
+  read -r s m < <(timed "$bin" report "$f" --keep-ids --out "$sub/report.html" --force); jobs+=("tracediag report:$s:$m")
   # The same summary over the same requests as text: CSV (flat) and JSON lines (timings in
   # `other.timing`), each against DuckDB reading that file.
   if [ "$rows" -le "$FULL_MAX" ]; then

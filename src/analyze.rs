@@ -93,7 +93,7 @@ pub struct Analysis {
 
 impl Analysis {
     /// The whole per-request frame, for the commands that still take one apart in memory
-    /// (`report`, `compare`).
+    /// (`compare`).
     pub fn collected(self) -> Result<Collected> {
         Ok(Collected {
             frame: self.plan.collect()?,

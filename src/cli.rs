@@ -1045,14 +1045,8 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
     });
     let opts = a.sql.options(a.read.options(inputs, vec![])?);
     let progress = Progress::start("reporting on", &opts.inputs);
-    let analysis = analyze::run(&rules, &opts)?.collected()?;
-    let left_out: Vec<String> = analysis
-        .summary
-        .metrics_left_out
-        .iter()
-        .map(|m| m.name.clone())
-        .collect();
-    let data = weekly::build(&rules, &analysis.frame, period, &left_out)?;
+    let analysis = analyze::run(&rules, &opts)?;
+    let data = weekly::build(&rules, &analysis.plan, period)?;
     drop(progress);
     let text = match format {
         ReportFormat::Html => report::html::render(&analysis.summary, &data),

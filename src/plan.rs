@@ -265,7 +265,7 @@ impl Plan {
     }
 
     /// The whole per-request frame, for the commands that still take one apart in memory
-    /// (`report`, `compare`).
+    /// (`compare`).
     pub fn collect(&self) -> Result<DataFrame> {
         stats::collect(self.lf.clone()).map_err(|e| self.read_error(&e))
     }

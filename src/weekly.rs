@@ -21,10 +21,11 @@ use serde::Serialize;
 
 use crate::analyze::iso_ms;
 use crate::error::{Error, Result};
+use crate::plan::Plan;
+use crate::ruleset::compile::CLASS_INDEX;
 use crate::ruleset::types::Ty;
 use crate::ruleset::RuleSet;
-use crate::stats;
-use crate::stats::quantile7;
+use crate::stats::{self, exact, Key, QUANTILES};
 use crate::summary::{round3, Pct};
 
 const HOUR_MS: i64 = 3_600_000;
@@ -274,10 +275,6 @@ pub struct ParamDoc {
     pub doc: String,
 }
 
-fn internal(e: PolarsError) -> Error {
-    Error::Usage(format!("internal: cannot compute the report: {e}"))
-}
-
 fn f(name: &str) -> Expr {
     col(name).cast(DataType::Float64)
 }
@@ -376,17 +373,16 @@ fn is_failure() -> Expr {
         .and(col("outcome").neq(lit("ok")))
 }
 
-/// Compute the report data from an analysed frame (`analyze::run(..).frame`).
-/// `period`: `None` chooses it from the span of the timestamps. `uncomputable`: the named
-/// metrics no input can compute (`Plan::uncomputable`), left out of the metric tables.
-pub fn build(
-    rules: &RuleSet,
-    frame: &DataFrame,
-    period: Option<Period>,
-    uncomputable: &[String],
-) -> Result<Weekly> {
-    build_inner(rules, frame, period, uncomputable).map_err(|e| match e {
-        Inner::Polars(e) => internal(e),
+/// Compute the report data from the plan `analyze::run` summarised (`Analysis::plan`).
+/// `period`: `None` chooses it from the span of the timestamps. The named metrics no input
+/// can compute (`Plan::uncomputable`) are left out of the metric tables.
+///
+/// Three streaming passes, none of which holds the requests: the span of the timestamps
+/// (which sets the periods), then the counts and every figure's histogram in one pass
+/// over the plan, then the values at the ranks the figures need (`stats::exact`).
+pub fn build(rules: &RuleSet, plan: &Plan, period: Option<Period>) -> Result<Weekly> {
+    build_inner(rules, plan, period).map_err(|e| match e {
+        Inner::Polars(e) => plan.read_error(&e),
         Inner::Usage(e) => e,
     })
 }
@@ -402,11 +398,39 @@ impl From<PolarsError> for Inner {
     }
 }
 
+const ROWS: &str = "__rows";
+const FAILED: &str = "__failed";
+const ESTIMATED: &str = "__estimated";
+/// The channel with `NONE_KEY` for a request without one, as the channel chart names it.
+const CHANNEL_COL: &str = "__channel";
+
+/// The period holding each request's timestamp (its start, ms since the epoch, UTC), null
+/// for a request without one: `Period::start` as an expression.
+fn period_expr(period: Period) -> Expr {
+    let offset = if period == Period::Week { MONDAY_MS } else { 0 };
+    let len = period.length_ms();
+    let t = col("timestamp").cast(DataType::Int64);
+    ((t - lit(offset)).floor_div(lit(len)) * lit(len) + lit(offset)).alias(PERIOD_COL)
+}
+
+/// A key of a grouped result (text) as the integer it was.
+fn int_key(k: &Option<String>) -> Option<i64> {
+    k.as_deref().and_then(|s| s.parse().ok())
+}
+
+/// One family of percentiles: the keys it groups by, the values, the quantiles, and where
+/// its queries start among those of the pass (pass 1's, then pass 2's).
+struct Family {
+    keys: Vec<String>,
+    values: Vec<String>,
+    quantiles: Vec<f64>,
+    at: usize,
+}
+
 fn build_inner(
     rules: &RuleSet,
-    frame: &DataFrame,
+    plan: &Plan,
     period: Option<Period>,
-    uncomputable: &[String],
 ) -> std::result::Result<Weekly, Inner> {
     let class_order: Vec<String> = rules
         .class_order()
@@ -414,20 +438,16 @@ fn build_inner(
         .map(str::to_string)
         .collect();
 
-    // Periods, computed here on the millisecond values.
-    let ts = frame.column("timestamp")?.cast(&DataType::Int64)?;
-    let ts = ts.i64()?;
-    let ts: Vec<Option<i64>> = (0..ts.len()).map(|i| ts.get(i)).collect();
-    let untimed = ts.iter().filter(|t| t.is_none()).count() as u64;
-    let (lo, hi) =
-        ts.iter()
-            .flatten()
-            .fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), &t| {
-                (
-                    Some(lo.map_or(t, |l| l.min(t))),
-                    Some(hi.map_or(t, |h| h.max(t))),
-                )
-            });
+    // The span of the timestamps, which sets the periods: the timestamp column alone.
+    let t = col("timestamp").cast(DataType::Int64);
+    let span = stats::collect(plan.lf.clone().select([
+        t.clone().min().alias("lo"),
+        t.clone().max().alias("hi"),
+        t.null_count().cast(DataType::UInt64).alias("untimed"),
+    ]))?;
+    let lo = span.column("lo")?.i64()?.get(0);
+    let hi = span.column("hi")?.i64()?.get(0);
+    let untimed = span.column("untimed")?.u64()?.get(0).unwrap_or(0);
     let period_from_span = period.is_none();
     let period = period.unwrap_or_else(|| match (lo, hi) {
         (Some(lo), Some(hi)) => Period::for_span(hi - lo),
@@ -449,25 +469,159 @@ fn build_inner(
         }
         _ => vec![],
     };
-    let period_keys: Vec<Option<String>> = ts
-        .iter()
-        .map(|t| t.and_then(|t| iso_ms(period.start(t))))
-        .collect();
-    let mut df = frame.clone();
-    df.with_column(Column::new(PERIOD_COL.into(), period_keys))?;
-    let lf = df.lazy();
 
-    let pkey = vec![PERIOD_COL.to_string()];
-    let pclass = vec![PERIOD_COL.to_string(), "class".to_string()];
-    let p_rows = stats::counts(lf.clone(), &pkey)?;
-    let p_fail = stats::trues(lf.clone(), &pkey, is_failure())?;
-    let p_class = stats::counts(lf.clone(), &pclass)?;
+    // The named metrics, the phases of the median timeline, and each request's period.
+    let metrics: Vec<MetricInfo> = plan
+        .reported(rules)
+        .iter()
+        .map(|m| MetricInfo {
+            name: m.name.clone(),
+            label: m.label.clone().unwrap_or_else(|| m.name.clone()),
+            unit: unit_of(&m.ty).to_string(),
+        })
+        .collect();
+    let names: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
+    let defs = phase_defs();
+    let phase_cols: Vec<String> = defs.iter().map(|d| format!("__phase_{}", d.0)).collect();
+    // A CDF is drawn of the finite values (a rate over no time is not one).
+    let cdf_cols: Vec<String> = names.iter().map(|n| format!("__cdf_{n}")).collect();
+    let t2_t3 = &phase_cols[defs.iter().position(|d| d.0 == "t2_t3").unwrap_or(0)];
+    let mut derived = vec![
+        period_expr(period),
+        col("channel").fill_null(lit(NONE_KEY)).alias(CHANNEL_COL),
+    ];
+    derived.extend(
+        defs.iter()
+            .zip(&phase_cols)
+            .map(|(d, c)| d.2.clone().alias(c.as_str())),
+    );
+    derived.extend(names.iter().zip(&cdf_cols).map(|(n, c)| {
+        let v = col(n.as_str()).cast(DataType::Float64);
+        when(v.clone().is_finite())
+            .then(v)
+            .otherwise(lit(NULL).cast(DataType::Float64))
+            .alias(c.as_str())
+    }));
+    let lf = plan.lf.clone().with_columns(derived);
+
+    // Pass 1: rows, failures and estimated t2→t3 per (period, class); rows per model and
+    // per channel; and the histograms of every family of percentiles.
+    let sum = |e: Expr, name: &str| {
+        e.fill_null(lit(false))
+            .cast(DataType::UInt64)
+            .sum()
+            .alias(name)
+    };
+    let tally_keys = vec![PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
+    let mut first = vec![lf
+        .clone()
+        .group_by([col(PERIOD_COL), col(CLASS_INDEX)])
+        .agg([
+            len().cast(DataType::UInt64).alias(ROWS),
+            sum(is_failure(), FAILED),
+            sum(
+                col(t2_t3.as_str())
+                    .is_not_null()
+                    .and(col("upstream_start_ms").is_null()),
+                ESTIMATED,
+            ),
+        ])
+        .with_columns(stats::keys_as_text(&tally_keys))];
+    let group_keys = ["model", "channel"];
+    for k in group_keys {
+        first.push(
+            lf.clone()
+                .group_by([col(k)])
+                .agg([len().cast(DataType::UInt64).alias(ROWS)])
+                .with_columns(stats::keys_as_text(&[k.to_string()])),
+        );
+    }
+    let e2e = "total_handler_ms".to_string();
+    let three = QUANTILES.to_vec();
+    let cdf_steps: Vec<f64> = (0..=CDF_STEPS)
+        .map(|k| k as f64 / CDF_STEPS as f64)
+        .collect();
+    let mut class_values = phase_cols.clone();
+    class_values.push(e2e.clone());
+    let mut families = vec![
+        (vec!["model".to_string()], names.clone(), three.clone()),
+        (vec!["channel".to_string()], names.clone(), three.clone()),
+        (
+            vec![PERIOD_COL.to_string(), CHANNEL_COL.to_string()],
+            vec![e2e.clone()],
+            three.clone(),
+        ),
+        (vec![CLASS_INDEX.to_string()], class_values, three),
+        (vec![], cdf_cols.clone(), cdf_steps),
+    ]
+    .into_iter()
+    .map(|(keys, values, quantiles)| {
+        let fam = Family {
+            at: first.len(),
+            keys,
+            values,
+            quantiles,
+        };
+        first.extend(exact::histogram_queries(&lf, &fam.keys, &fam.values));
+        fam
+    })
+    .collect::<Vec<_>>();
+    let first = stats::collect_all(first)?;
+
+    // Pass 2: the values at the ranks, for every family at once.
+    let mut ranks = vec![];
+    let mut second = vec![];
+    for fam in &mut families {
+        let hists = &first[fam.at..fam.at + fam.values.len()];
+        let levels = vec![(0..fam.keys.len()).collect()];
+        let r = exact::Ranks::locate_at(hists, &fam.keys, &levels, &fam.values, &fam.quantiles)?;
+        let queries = r.queries(&lf);
+        fam.at = second.len();
+        ranks.push((r, queries.len()));
+        second.extend(queries);
+    }
+    let second = stats::collect_all(second)?;
+    let mut found = ranks.into_iter().zip(&families).map(|((r, n), fam)| {
+        r.finish_quantiles(&second[fam.at..fam.at + n])
+            .map(|mut levels| levels.pop().expect("one level"))
+    });
+    let mut next = || found.next().expect("one per family");
+    let (by_model_q, by_channel_q, channel_q, class_q, cdf_q) =
+        (next()?, next()?, next()?, next()?, next()?);
+
+    // The tally, rolled up (its rows are periods × classes, not requests).
+    let tally = &first[0];
+    let keys = stats::key_columns(tally, &tally_keys)?;
+    let (rows_c, fail_c, est_c) = (
+        tally.column(ROWS)?.u64()?,
+        tally.column(FAILED)?.u64()?,
+        tally.column(ESTIMATED)?.u64()?,
+    );
+    let mut p_rows: BTreeMap<i64, u64> = BTreeMap::new();
+    let mut p_fail: BTreeMap<i64, u64> = BTreeMap::new();
+    let mut p_class: BTreeMap<(i64, usize), u64> = BTreeMap::new();
+    let mut class_counts: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut estimated: BTreeMap<usize, u64> = BTreeMap::new();
+    for (row, key) in keys.iter().enumerate() {
+        let rows = rows_c.get(row).unwrap_or(0);
+        let class = int_key(&key[1]).map(|c| c as usize);
+        if let Some(c) = class {
+            *class_counts.entry(c).or_default() += rows;
+            *estimated.entry(c).or_default() += est_c.get(row).unwrap_or(0);
+        }
+        if let Some(p) = int_key(&key[0]) {
+            *p_rows.entry(p).or_default() += rows;
+            *p_fail.entry(p).or_default() += fail_c.get(row).unwrap_or(0);
+            if let Some(c) = class {
+                *p_class.entry((p, c)).or_default() += rows;
+            }
+        }
+    }
+
     let periods: Vec<PeriodRow> = starts
         .iter()
         .map(|&s| {
-            let iso = iso_ms(s).unwrap_or_default();
-            let key = vec![Some(iso.clone())];
-            let rows = p_rows.get(&key).copied().unwrap_or(0);
+            let rows = p_rows.get(&s).copied().unwrap_or(0);
             let end = s + period.length_ms();
             // `starts` is empty unless both exist.
             let (lo, hi) = (lo.unwrap_or(s), hi.unwrap_or(end));
@@ -479,17 +633,11 @@ fn build_inner(
                 data_from: (lo > s).then(|| iso_ms(lo)).flatten(),
                 data_until: (hi < end).then(|| iso_ms(hi)).flatten(),
                 per_hour: per_hour(rows, covered_ms),
-                failures: p_fail.get(&key).copied().unwrap_or(0),
-                classes: class_order
-                    .iter()
-                    .map(|c| {
-                        p_class
-                            .get(&vec![Some(iso.clone()), Some(c.clone())])
-                            .copied()
-                            .unwrap_or(0)
-                    })
+                failures: p_fail.get(&s).copied().unwrap_or(0),
+                classes: (0..class_order.len())
+                    .map(|c| p_class.get(&(s, c)).copied().unwrap_or(0))
                     .collect(),
-                start: iso,
+                start: iso_ms(s).unwrap_or_default(),
                 label: period.label(s),
                 short_label: period.short_label(s),
             }
@@ -533,93 +681,76 @@ fn build_inner(
         }
     });
 
-    // Named metrics per model and per channel.
-    let reported = rules.reported_metrics();
-    let metrics: Vec<MetricInfo> = reported
-        .iter()
-        .filter(|m| !uncomputable.contains(&m.name))
-        .map(|m| MetricInfo {
-            name: m.name.clone(),
-            label: m.label.clone().unwrap_or_else(|| m.name.clone()),
-            unit: unit_of(&m.ty).to_string(),
-        })
-        .collect();
-    let names: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
-    let per = |key: &str| -> PolarsResult<Vec<GroupMetrics>> {
-        let keys = vec![key.to_string()];
-        let counts = stats::counts(lf.clone(), &keys)?;
-        let pcts = stats::percentiles(lf.clone(), &keys, &names)?;
-        let mut out: Vec<GroupMetrics> = pcts
-            .into_iter()
-            .map(|(k, pcts)| GroupMetrics {
-                rows: counts.get(&k).copied().unwrap_or(0),
+    // Named metrics per model and per channel: rows per group from pass 1.
+    let per = |qs: &BTreeMap<Key, Vec<exact::Quantiles>>,
+               counts: &DataFrame,
+               key: &str|
+     -> PolarsResult<Vec<GroupMetrics>> {
+        let ks = stats::key_columns(counts, &[key.to_string()])?;
+        let n = counts.column(ROWS)?.u64()?;
+        let rows: BTreeMap<&Key, u64> = ks
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k, n.get(i).unwrap_or(0)))
+            .collect();
+        let mut out: Vec<GroupMetrics> = qs
+            .iter()
+            .map(|(k, q)| GroupMetrics {
+                rows: rows.get(k).copied().unwrap_or(0),
                 key: k[0].clone().unwrap_or_else(|| NONE_KEY.to_string()),
-                pcts,
+                pcts: q.iter().map(exact::Quantiles::pct).collect(),
             })
             .collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
     };
-    let by_model = per("model")?;
-    let by_channel = per("channel")?;
+    let by_model = per(&by_model_q, &first[1], "model")?;
+    let by_channel = per(&by_channel_q, &first[2], "channel")?;
 
     // End-to-end p95 per channel and period.
-    let e2e = vec!["total_handler_ms".to_string()];
-    let pc = stats::percentiles(
-        lf.clone()
-            .filter(col(PERIOD_COL).is_not_null())
-            .with_column(col("channel").fill_null(lit(NONE_KEY))),
-        &[PERIOD_COL.to_string(), "channel".to_string()],
-        &e2e,
-    )?;
-    let mut by_ch: BTreeMap<String, BTreeMap<String, (u64, Option<f64>)>> = BTreeMap::new();
-    for (k, p) in pc {
-        if let (Some(period), Some(ch)) = (&k[0], &k[1]) {
+    let mut by_ch: BTreeMap<String, BTreeMap<i64, (u64, Option<f64>)>> = BTreeMap::new();
+    for (k, q) in &channel_q {
+        if let (Some(period), Some(ch)) = (int_key(&k[0]), &k[1]) {
+            let p = q[0].pct();
             by_ch
                 .entry(ch.clone())
                 .or_default()
-                .insert(period.clone(), (p[0].n, p[0].p95));
+                .insert(period, (p.n, p.p95));
         }
     }
     let channel_p95 = by_ch
         .into_iter()
         .map(|(channel, m)| ChannelSeries {
             channel,
-            points: periods
+            points: starts
                 .iter()
-                .map(|p| m.get(&p.start).copied().unwrap_or((0, None)))
+                .map(|s| m.get(s).copied().unwrap_or((0, None)))
                 .collect(),
         })
         .collect();
 
     // CDF points of every named metric.
-    let mut cdfs = vec![];
-    for m in &metrics {
-        let c = frame.column(&m.name)?.cast(&DataType::Float64)?;
-        let c = c.f64()?;
-        let mut v: Vec<f64> = (0..c.len())
-            .filter_map(|i| c.get(i))
-            .filter(|x| x.is_finite())
-            .collect();
-        v.sort_by(f64::total_cmp);
-        let quantiles = if v.is_empty() {
-            vec![]
-        } else {
-            (0..=CDF_STEPS)
-                .map(|k| round3(quantile7(&v, k as f64 / CDF_STEPS as f64).unwrap_or(0.0)))
-                .collect()
-        };
-        cdfs.push(Cdf {
-            name: m.name.clone(),
-            label: m.label.clone(),
-            unit: m.unit.clone(),
-            n: v.len() as u64,
-            quantiles,
-        });
-    }
+    let overall = cdf_q.get(&vec![]).cloned().unwrap_or_default();
+    let cdfs = metrics
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let q = overall.get(i).cloned().unwrap_or_default();
+            Cdf {
+                name: m.name.clone(),
+                label: m.label.clone(),
+                unit: m.unit.clone(),
+                n: q.n,
+                quantiles: if q.n == 0 {
+                    vec![]
+                } else {
+                    q.at.iter().map(|v| v.unwrap_or(0.0)).collect()
+                },
+            }
+        })
+        .collect();
 
     // The median timeline per class.
-    let defs = phase_defs();
     let phases: Vec<PhaseInfo> = defs
         .iter()
         .map(|(name, label, _, doc)| PhaseInfo {
@@ -628,46 +759,28 @@ fn build_inner(
             doc: doc.to_string(),
         })
         .collect();
-    let phase_cols: Vec<String> = defs.iter().map(|d| format!("__phase_{}", d.0)).collect();
-    let plf = lf.clone().with_columns(
-        defs.iter()
-            .zip(&phase_cols)
-            .map(|(d, c)| d.2.clone().alias(c.as_str()))
-            .collect::<Vec<_>>(),
-    );
-    let class_key = vec!["class".to_string()];
-    let medians = stats::percentiles(plf.clone(), &class_key, &phase_cols)?;
-    let class_counts = stats::counts(plf.clone(), &class_key)?;
-    let e2e_p50 = stats::percentiles(plf.clone(), &class_key, &e2e)?;
-    let t2_t3 = phase_cols[defs.iter().position(|d| d.0 == "t2_t3").unwrap_or(0)].clone();
-    let estimated = stats::trues(
-        plf,
-        &class_key,
-        col(t2_t3.as_str())
-            .is_not_null()
-            .and(col("upstream_start_ms").is_null()),
-    )?;
     let waterfall = class_order
         .iter()
-        .filter_map(|c| {
-            let key = vec![Some(c.clone())];
-            let count = class_counts.get(&key).copied().unwrap_or(0);
+        .enumerate()
+        .filter_map(|(ci, c)| {
+            let count = class_counts.get(&ci).copied().unwrap_or(0);
             if count == 0 {
                 return None;
             }
-            let pcts = medians.get(&key)?;
+            let qs = class_q.get(&vec![Some(ci.to_string())])?;
+            let (phase_qs, e2e_q) = qs.split_at(defs.len());
             Some(WaterfallRow {
                 class: c.clone(),
                 count,
-                end_to_end_p50: e2e_p50.get(&key).and_then(|p| p[0].p50),
+                end_to_end_p50: e2e_q[0].pct().p50,
                 phases: defs
                     .iter()
-                    .zip(pcts)
-                    .map(|(d, p)| PhaseMedian {
-                        median: p.p50,
-                        n: p.n,
+                    .zip(phase_qs)
+                    .map(|(d, q)| PhaseMedian {
+                        median: q.pct().p50,
+                        n: q.n,
                         estimated: if d.0 == "t2_t3" {
-                            estimated.get(&key).copied().unwrap_or(0)
+                            estimated.get(&ci).copied().unwrap_or(0)
                         } else {
                             0
                         },

@@ -18,7 +18,8 @@
 //!
 //! Percentiles for several levels of grouping (overall, per class, per group, per group
 //! and class) come from one histogram at the finest level, rolled up: one pair of passes
-//! however many levels are asked for.
+//! however many levels are asked for. Any list of quantiles can be asked for (the
+//! report's CDFs ask for 201); p50/p95/p99 are the usual three.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,6 +86,33 @@ struct Rank {
     offset: u64,
 }
 
+/// The quantiles of one value in one group: how many values it has, and the value at each
+/// quantile asked for (null where it has none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Quantiles {
+    pub n: u64,
+    pub at: Vec<Option<f64>>,
+}
+
+impl Quantiles {
+    fn empty(quantiles: usize) -> Quantiles {
+        Quantiles {
+            n: 0,
+            at: vec![None; quantiles],
+        }
+    }
+
+    /// As p50/p95/p99, for quantiles asked as `QUANTILES`.
+    pub fn pct(&self) -> Pct {
+        Pct {
+            n: self.n,
+            p50: self.at[0],
+            p95: self.at[1],
+            p99: self.at[2],
+        }
+    }
+}
+
 /// One percentile to finish in pass 2.
 struct Pending {
     level: usize,
@@ -133,27 +161,41 @@ pub struct Ranks {
     fine: Vec<String>,
     levels: Vec<Level>,
     values: Vec<String>,
-    out: Vec<BTreeMap<Key, Vec<Pct>>>,
+    out: Vec<BTreeMap<Key, Vec<Quantiles>>>,
     pending: Vec<Pending>,
     needed: Vec<BTreeSet<i64>>,
 }
 
 impl Ranks {
-    /// From pass 1's frames (one per value, in order), the buckets holding the ranks.
+    /// From pass 1's frames (one per value, in order), the buckets holding the ranks of
+    /// p50/p95/p99 (`finish`).
     pub fn locate(
         hists: &[DataFrame],
         fine: &[String],
         levels: &[Level],
         values: &[String],
     ) -> PolarsResult<Ranks> {
+        Ranks::locate_at(hists, fine, levels, values, &QUANTILES)
+    }
+
+    /// From pass 1's frames (one per value, in order), the buckets holding the ranks of
+    /// `quantiles` (`finish_quantiles`).
+    pub fn locate_at(
+        hists: &[DataFrame],
+        fine: &[String],
+        levels: &[Level],
+        values: &[String],
+        quantiles: &[f64],
+    ) -> PolarsResult<Ranks> {
+        let empty = Quantiles::empty(quantiles.len());
         // A level without keys has its one group even when there are no rows, as a polars
         // `select` of aggregates has its one row.
-        let mut out: Vec<BTreeMap<Key, Vec<Pct>>> = levels
+        let mut out: Vec<BTreeMap<Key, Vec<Quantiles>>> = levels
             .iter()
             .map(|level| {
                 let mut m = BTreeMap::new();
                 if level.is_empty() {
-                    m.insert(vec![], vec![Pct::default(); values.len()]);
+                    m.insert(vec![], vec![empty.clone(); values.len()]);
                 }
                 m
             })
@@ -185,12 +227,12 @@ impl Ranks {
                 let n: u64 = hist.values().sum();
                 let slot = out[li]
                     .entry(key.clone())
-                    .or_insert_with(|| vec![Pct::default(); values.len()]);
+                    .or_insert_with(|| vec![empty.clone(); values.len()]);
                 slot[*vi].n = n;
                 if n == 0 {
                     continue;
                 }
-                for (qi, q) in QUANTILES.iter().enumerate() {
+                for (qi, q) in quantiles.iter().enumerate() {
                     // As polars does: the lower index by truncation, the upper by ceiling.
                     let float_idx = (n - 1) as f64 * q;
                     let idx = (float_idx as u64).min(n - 1);
@@ -256,8 +298,25 @@ impl Ranks {
             .collect()
     }
 
-    /// The percentiles, from pass 2's frames.
-    pub fn finish(mut self, exact: &[DataFrame]) -> PolarsResult<Vec<BTreeMap<Key, Vec<Pct>>>> {
+    /// p50/p95/p99 (the ranks `locate` found), from pass 2's frames.
+    pub fn finish(self, exact: &[DataFrame]) -> PolarsResult<Vec<BTreeMap<Key, Vec<Pct>>>> {
+        Ok(self
+            .finish_quantiles(exact)?
+            .into_iter()
+            .map(|level| {
+                level
+                    .into_iter()
+                    .map(|(k, qs)| (k, qs.iter().map(Quantiles::pct).collect()))
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// The quantiles `locate_at` was asked for, from pass 2's frames.
+    pub fn finish_quantiles(
+        mut self,
+        exact: &[DataFrame],
+    ) -> PolarsResult<Vec<BTreeMap<Key, Vec<Quantiles>>>> {
         let which = self
             .needed
             .iter()
@@ -305,12 +364,7 @@ impl Ranks {
                 (p.float_idx - p.idx as f64) * (upper - lower) + lower
             };
             let slot = &mut self.out[p.level].get_mut(&p.key).expect("entered above")[p.value];
-            let v = Some(round3(v));
-            match p.quantile {
-                0 => slot.p50 = v,
-                1 => slot.p95 = v,
-                _ => slot.p99 = v,
-            }
+            slot.at[p.quantile] = Some(round3(v));
         }
         Ok(self.out)
     }
@@ -387,6 +441,42 @@ mod tests {
             .map(|x| bucket_of(if *x == 0.0 { 0.0 } else { *x }))
             .collect();
         assert_eq!(got, want);
+    }
+
+    /// Any list of quantiles (the report's 201 CDF steps) equals the type-7 quantile of the
+    /// sorted values, ties, negatives and a long tail included.
+    #[test]
+    fn any_quantiles_equal_type_7_of_the_sorted_values() {
+        let mut seed = 7u64;
+        let mut x: Vec<Option<f64>> = vec![];
+        for i in 0..3001 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (seed >> 11) as f64 / (1u64 << 53) as f64;
+            x.push(match i % 5 {
+                0 => None,
+                1 => Some(250.0),
+                2 => Some(-r * 10.0),
+                _ => Some(r.powi(3) * 1e5),
+            });
+        }
+        let qs: Vec<f64> = (0..=200).map(|k| k as f64 / 200.0).collect();
+        let lf = df!("x" => x.clone()).unwrap().lazy();
+        let values = ["x".to_string()];
+        let hist = collect_all(histogram_queries(&lf, &[], &values)).unwrap();
+        let ranks = Ranks::locate_at(&hist, &[], &[vec![]], &values, &qs).unwrap();
+        let exact = collect_all(ranks.queries(&lf)).unwrap();
+        let got = ranks.finish_quantiles(&exact).unwrap().pop().unwrap();
+        let got = &got[&vec![]][0];
+        let mut sorted: Vec<f64> = x.into_iter().flatten().collect();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(got.n, sorted.len() as u64);
+        let want: Vec<Option<f64>> = qs
+            .iter()
+            .map(|&q| crate::stats::quantile7(&sorted, q).map(round3))
+            .collect();
+        assert_eq!(got.at, want);
     }
 
     /// Against polars' own in-memory quantile, on values spread over many buckets, piled

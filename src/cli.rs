@@ -525,6 +525,11 @@ struct ExplainArgs {
     /// With --class: how many requests to list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     limit: usize,
+    /// With --request-id, on a log of more rows than this: the request's cohort is looked
+    /// for among this many rows of its file around it, not in the whole log.
+    #[arg(long, value_name = "N", default_value_t = source::COHORT_ROWS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    cohort_rows: u64,
     /// Output format (markdown: to paste into a postmortem).
     #[arg(long, value_enum, default_value = "table")]
     format: PostmortemFormat,
@@ -940,7 +945,10 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
 fn explain_cmd(a: ExplainArgs) -> Result<()> {
     use tracediag::explain::{self, Target};
     let target = match (a.request_id, a.class) {
-        (Some(id), None) => Target::Request(id),
+        (Some(id), None) => Target::Request {
+            id,
+            cohort_rows: a.cohort_rows,
+        },
         (None, Some(class)) => Target::Class {
             class,
             limit: a.limit,

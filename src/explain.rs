@@ -22,15 +22,16 @@ use crate::quality;
 use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
 use crate::ruleset::types::{self, Arith, Cmp, Func, Node, Ty};
 use crate::ruleset::RuleSet;
-use crate::source::{self, Locations, ROW_COL, SOURCE_COL};
+use crate::source::{self, AroundRows, Locations, ROW_COL, SOURCE_COL};
 use crate::stats::{self, exact};
 use crate::summary::{round3, tool, BadRows, ClientIds, Pct, RulesInfo, Window};
 
 /// What to explain.
 #[derive(Debug, Clone)]
 pub enum Target {
-    /// Every row with this request id, in input order.
-    Request(String),
+    /// Every row with this request id, in input order; its cohort among the `cohort_rows`
+    /// rows of its file around it when the log has more (`plan::Scope::Request`).
+    Request { id: String, cohort_rows: u64 },
     /// The worst `limit` requests whose class is `class`.
     Class { class: String, limit: usize },
 }
@@ -245,9 +246,13 @@ pub struct CheckResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct Cohort {
     /// The cohort is every analysed request with the same model and channel (null: the
-    /// request has none, and the cohort is the requests that have none either).
+    /// request has none, and the cohort is the requests that have none either)…
     pub model: Option<String>,
     pub channel: Option<String>,
+    /// …among these rows of its file, on a log of more rows than `--cohort-rows`; absent:
+    /// in the whole log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub around: Option<AroundRows>,
     /// Requests in the cohort, this one included.
     pub requests: u64,
     /// When a cohort percentile is shown (`stats::support::RULE`).
@@ -337,13 +342,16 @@ pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanati
     }
     analyze::check(rules, opts)?;
     let scope = match target {
-        Target::Request(id) => plan::Scope::Request(id),
+        Target::Request { id, cohort_rows } => plan::Scope::Request {
+            id,
+            cohort_rows: *cohort_rows,
+        },
         Target::Class { .. } => plan::Scope::Log,
     };
     let plan = plan::build_for(rules, opts, scope)?;
     let about = About::of(&plan, opts);
     match target {
-        Target::Request(id) => request(rules, &plan, &about, id).map(Explanation::Request),
+        Target::Request { id, .. } => request(rules, &plan, &about, id).map(Explanation::Request),
         Target::Class { class, limit } => {
             class_worst(rules, &plan, &about, class, *limit).map(Explanation::Class)
         }
@@ -469,8 +477,13 @@ pub fn request(
         return Err(Error::Usage(msg));
     }
     refuse_untimed(plan, about, &df)?;
-    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf, &plan.uncomputable)
-        .map_err(polars_error)?;
+    let (all, around) = match &plan.around {
+        Some((lf, rows)) => (lf, Some(rows)),
+        None => (&plan.lf, None),
+    };
+    let mut ctx =
+        Ctx::new(rules, &df, &plan.locations, all, &plan.uncomputable).map_err(polars_error)?;
+    ctx.around = around;
     let requests = (0..df.height())
         .map(|i| ctx.explain_row(i, i + 1))
         .collect::<PolarsResult<Vec<_>>>()
@@ -547,8 +560,13 @@ pub fn class_worst(
         }
     }
     refuse_untimed(plan, about, &df)?;
-    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf, &plan.uncomputable)
-        .map_err(polars_error)?;
+    let (all, around) = match &plan.around {
+        Some((lf, rows)) => (lf, Some(rows)),
+        None => (&plan.lf, None),
+    };
+    let mut ctx =
+        Ctx::new(rules, &df, &plan.locations, all, &plan.uncomputable).map_err(polars_error)?;
+    ctx.around = around;
     let worst: Vec<Worst> = (0..df.height())
         .map(|i| {
             let row = ctx.row(i);
@@ -613,8 +631,11 @@ struct Ctx<'a> {
     rules: &'a RuleSet,
     /// The rows being explained (a few, collected from the plan).
     df: &'a DataFrame,
-    /// The whole plan, for the cohorts' aggregates.
+    /// Where the cohorts' aggregates are asked: the whole plan, or the rows around the
+    /// request (`around`).
     all: &'a LazyFrame,
+    /// Which rows `all` holds when it is not the whole log.
+    around: Option<&'a AroundRows>,
     locations: &'a Locations,
     /// Reported metrics no input can compute (`Plan::uncomputable`): no cohort row.
     uncomputable: &'a [String],
@@ -697,6 +718,7 @@ impl<'a> Ctx<'a> {
             rules,
             df,
             all,
+            around: None,
             locations,
             uncomputable,
             params: rules.param_values(),
@@ -956,6 +978,7 @@ impl<'a> Ctx<'a> {
         Ok(Cohort {
             model,
             channel,
+            around: self.around.cloned(),
             requests: count("__requests")?,
             percentile_rule: crate::stats::support::RULE,
             metrics,

@@ -31,6 +31,9 @@ pub struct Plan {
     pub lf: LazyFrame,
     /// `Scope::Request`: the rows holding the request id, as `lf` holds them.
     pub request: Option<LazyFrame>,
+    /// `Scope::Request` on a log of more than its `cohort_rows` rows: the rows of the
+    /// request's file around it, as `lf` holds them, where its cohort is looked for.
+    pub around: Option<(LazyFrame, source::AroundRows)>,
     pub inputs: Vec<Input>,
     /// Where each row is in its file (`source_file`, `source_row` → line or row).
     pub locations: Locations,
@@ -66,8 +69,10 @@ pub enum Scope<'a> {
     /// decoding the rest of the log, with the duplicate check run among them (they are
     /// every row with that id, so it is exact). The whole log (`Plan::lf`, which explain
     /// asks only for the request's cohort) skips the duplicate pass: its `dq_duplicate_id`
-    /// is null, not looked for.
-    Request(&'a str),
+    /// is null, not looked for. On a log of more than `cohort_rows` rows, `Plan::around`
+    /// holds that many rows of the request's file around it, read as one slice, so that
+    /// the cohort's cost is bounded by them, not by the log.
+    Request { id: &'a str, cohort_rows: u64 },
 }
 
 /// Build the plan for `opts` under `rules` (a gateway table), for the whole log.
@@ -82,9 +87,9 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
     } else {
         vec![]
     };
-    let id = match scope {
-        Scope::Log => None,
-        Scope::Request(id) => Some(id),
+    let (id, cohort_rows) = match scope {
+        Scope::Log => (None, source::COHORT_ROWS),
+        Scope::Request { id, cohort_rows } => (Some(id), cohort_rows),
     };
     let loaded = source::load_for(
         &opts.inputs,
@@ -92,6 +97,7 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         opts.on_bad_row,
         &carried,
         id,
+        cohort_rows,
     )?;
     let (lf, inputs) = (loaded.lf, loaded.inputs);
     // Raw client identifiers go no further than the projection.
@@ -118,6 +124,9 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
     };
     let lf = derive(lf);
     let request = loaded.request.map(|r| derive(ids::apply(r, &id_policy)));
+    let around = loaded
+        .around
+        .map(|a| (derive(ids::apply(a.lf, &id_policy)), a.extent));
     let (duplicates, request) = match request {
         None => (
             Some(quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?),
@@ -152,6 +161,13 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
     let lf = windowed(lf);
     let request =
         request.map(|(r, d)| windowed(quality::apply(rules, r, Some(d.ids), &is_present)));
+    // Like the whole log, the rows around skip the duplicate pass.
+    let around = around.map(|(a, extent)| {
+        (
+            windowed(quality::apply(rules, a, None, &is_present)),
+            extent,
+        )
+    });
     let locations = Locations::of(&inputs);
     // A query's result carries every metric as a column of its own, except those built
     // on adapter-only fields (`RuleSet::adapter_metrics`), which the query leaves out.
@@ -173,6 +189,7 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
     let mut plan = Plan {
         lf,
         request,
+        around,
         inputs,
         locations,
         id_policy,
@@ -368,6 +385,10 @@ fn unparsed_values(plan: &mut Plan, policy: BadRowPolicy) -> Result<()> {
         .request
         .take()
         .map(|r| r.filter(col(flag.as_str()).not()));
+    plan.around = plan
+        .around
+        .take()
+        .map(|(a, extent)| (a.filter(col(flag.as_str()).not()), extent));
     Ok(())
 }
 

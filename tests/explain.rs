@@ -376,6 +376,53 @@ fn the_incident_window_applies() {
     assert_eq!(v["window"]["since"], "2026-11-02T10:00:01.000Z");
 }
 
+/// On a log of more rows than `--cohort-rows`, the cohort is the requests of the same
+/// model and channel among that many rows of the file around the request, and the output
+/// says which; on a smaller log it is the whole log's.
+#[test]
+fn the_cohort_of_a_large_log_is_the_rows_around_the_request() {
+    use polars::prelude::*;
+    let file = "fixtures/generated/gateway.parquet";
+    let path = PlRefPath::try_from_path(std::path::Path::new(file)).unwrap();
+    let df = LazyFrame::scan_parquet(path, ScanArgsParquet::default())
+        .unwrap()
+        .select([col("request_id"), col("model"), col("channel")])
+        .collect()
+        .unwrap();
+    let id = "req-0002100";
+    let ids = df.column("request_id").unwrap().str().unwrap();
+    let row = (0..df.height()).find(|&i| ids.get(i) == Some(id)).unwrap();
+    let text = |c: &str, i: usize| df.column(c).unwrap().str().unwrap().get(i);
+    // 500 rows centred on it (1-based rows 1851–2350), and in them its model and channel.
+    let (first, last) = (row + 1 - 250, row + 250);
+    let same = |lo: usize, hi: usize| {
+        (lo..=hi)
+            .filter(|&i| {
+                text("model", i) == text("model", row) && text("channel", i) == text("channel", row)
+            })
+            .count()
+    };
+    let v = json(&["explain", file, "--request-id", id, "--cohort-rows", "500"]);
+    let c = &v["requests"][0]["cohort"];
+    assert_eq!(c["around"]["first"], first as u64);
+    assert_eq!(c["around"]["last"], last as u64);
+    assert_eq!(c["around"]["log_rows"], df.height() as u64);
+    assert_eq!(c["around"]["file"], file);
+    assert_eq!(c["requests"], same(first - 1, last - 1) as u64);
+    let table = ok(&["explain", file, "--request-id", id, "--cohort-rows", "500"]);
+    assert!(
+        table.contains(&format!(
+            "among rows {first}–{last} of {file} (the rows around it: the log has 3000 rows, more than --cohort-rows)"
+        )),
+        "{table}"
+    );
+    // The whole log's: no rows named.
+    let v = json(&["explain", file, "--request-id", id]);
+    let c = &v["requests"][0]["cohort"];
+    assert!(c.get("around").is_none(), "{c}");
+    assert_eq!(c["requests"], same(0, df.height() - 1) as u64);
+}
+
 #[test]
 fn errors_exit_2() {
     let err = fails(&[

@@ -371,13 +371,29 @@ fn check(c: &CheckResult) -> String {
     )
 }
 
+/// Where a cohort was looked for, when not in the whole log: ` among rows a–b of FILE
+/// (…)`, the file named by `file`.
+fn cohort_rows(c: &crate::explain::Cohort, file: impl Fn(&str) -> String) -> String {
+    match &c.around {
+        None => String::new(),
+        Some(a) => format!(
+            " among rows {}–{} of {} (the rows around it: the log has {} rows, more than --cohort-rows)",
+            a.first,
+            a.last,
+            file(&a.file),
+            a.log_rows
+        ),
+    }
+}
+
 fn cohort(out: &mut String, e: &Explained, width: Width) {
     let c = &e.cohort;
     let name = |v: &Option<String>| v.clone().unwrap_or_else(|| "(not logged)".into());
     out.push_str(&format!(
-        "Cohort — same model and channel (model {}, channel {}): {} requests, this one included; percentiles type 7\n",
+        "Cohort — same model and channel (model {}, channel {}){}: {} requests, this one included; percentiles type 7\n",
         name(&c.model),
         name(&c.channel),
+        cohort_rows(c, str::to_string),
         c.requests
     ));
     out.push_str(&format!("percentile rule: {}\n", c.percentile_rule));
@@ -722,9 +738,10 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
     let c = &e.cohort;
     let name = |v: &Option<String>| md(v.as_deref().unwrap_or("(not logged)"));
     out.push_str(&format!(
-        "\n{h} Cohort\n\nSame model and channel (model {}, channel {}): {} requests, this one included; percentiles type 7. Percentile rule: {}. Rank: share of the cohort's values at or below this request's value.\n\n",
+        "\n{h} Cohort\n\nSame model and channel (model {}, channel {}){}: {} requests, this one included; percentiles type 7. Percentile rule: {}. Rank: share of the cohort's values at or below this request's value.\n\n",
         name(&c.model),
         name(&c.channel),
+        cohort_rows(c, md),
         c.requests,
         md(c.percentile_rule)
     ));

@@ -231,6 +231,9 @@ pub enum Rows<'a> {
     /// one-row slice, which the reader pushes down to the file (Parquet decodes only the
     /// row group holding it), numbered with its place in the file.
     Only(&'a [IdxSize]),
+    /// `len` rows from the 1-based `first` (fewer at the end of the file): one slice,
+    /// pushed down to the file like `Only`'s, numbered with their places in the file.
+    Range { first: IdxSize, len: IdxSize },
 }
 
 fn one_row_slices(raw: &LazyFrame, rows: &[IdxSize]) -> LazyFrame {
@@ -325,6 +328,10 @@ pub fn select(
     let mut lf = match rows {
         Rows::All => raw.clone().with_row_index(ROW_COL, Some(1)),
         Rows::Only(rows) => one_row_slices(&raw, rows),
+        Rows::Range { first, len } => raw
+            .clone()
+            .slice(i64::from(first) - 1, len)
+            .with_row_index(ROW_COL, Some(first)),
     };
     let needs_json = mapping
         .fields

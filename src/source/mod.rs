@@ -297,13 +297,46 @@ pub fn load(
     policy: BadRowPolicy,
     carried: &[String],
 ) -> Result<(LazyFrame, Vec<Input>)> {
-    let loaded = load_for(paths, forced, policy, carried, None)?;
+    let loaded = load_for(paths, forced, policy, carried, None, COHORT_ROWS)?;
     Ok((loaded.lf, loaded.inputs))
 }
 
 /// Above this many rows holding one request id, `load_for` reads the id's rows by a
 /// filter over the whole file rather than a slice per row.
 const MAX_REQUEST_SLICES: usize = 64;
+
+/// A request's cohort on a log of more rows than this is read from the rows of its file
+/// around it (`Around`), not from the whole log: explain's cost is then bounded by it, not
+/// by the log.
+pub const COHORT_ROWS: u64 = 1_000_000;
+
+/// The rows of one file around a request (its first row with the id), read as one slice:
+/// where explain looks for the request's cohort on a large log.
+pub struct Around {
+    /// Those rows, canonical, the same columns as `Loaded::lf`.
+    pub lf: LazyFrame,
+    pub extent: AroundRows,
+}
+
+/// Which rows `Around` holds, for the output to say.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AroundRows {
+    /// The file, as messages name it.
+    pub file: String,
+    /// 1-based, inclusive.
+    pub first: u64,
+    pub last: u64,
+    /// Rows in the whole log (every input).
+    pub log_rows: u64,
+}
+
+/// The `len` rows of a file of `file_rows` centred on the 1-based `row` (as far as the
+/// file allows): (first, last), 1-based and inclusive.
+fn rows_around(row: u64, file_rows: u64, len: u64) -> (u64, u64) {
+    let last_start = file_rows.saturating_sub(len) + 1;
+    let first = row.saturating_sub(len / 2).clamp(1, last_start.max(1));
+    (first, (first + len - 1).min(file_rows.max(first)))
+}
 
 /// What `load_for` read.
 pub struct Loaded {
@@ -313,20 +346,27 @@ pub struct Loaded {
     /// place in its file), found by a lookup of the id column alone and read as one-row
     /// slices, so the rest of the log is never decoded.
     pub request: Option<LazyFrame>,
+    /// With a request id, on a log of more than `cohort_rows` rows: the `cohort_rows` rows
+    /// of its file around its first row, where its cohort is looked for.
+    pub around: Option<Around>,
     pub inputs: Vec<Input>,
 }
 
-/// `load`, and with `request` also the frame of the rows holding that request id.
+/// `load`, and with `request` also the frame of the rows holding that request id, and on
+/// a log of more than `cohort_rows` rows the rows around it.
 pub fn load_for(
     paths: &[PathBuf],
     forced: Option<InputFormat>,
     policy: BadRowPolicy,
     carried: &[String],
     request: Option<&str>,
+    cohort_rows: u64,
 ) -> Result<Loaded> {
     let mut frames = vec![];
     let mut requests = vec![];
     let mut inputs = vec![];
+    let mut log_rows = 0;
+    let mut around = None;
     let keys = partition_keys(paths);
     for key in &keys {
         if catalogue::field(key).is_some() || key.starts_with("__") {
@@ -352,19 +392,23 @@ pub fn load_for(
             Ok(c) => (opened, c),
             Err(e) => return Err(opened.rename(e)),
         };
-        let (lf, only, input) = load_one(
+        let one = load_one(
             &opened,
             content,
             policy,
             inputs.len(),
             &keys,
             carried,
-            request,
+            request.map(|id| (id, cohort_rows)),
         )
         .map_err(|e| opened.rename(e))?;
-        frames.push(lf);
-        requests.extend(only);
-        inputs.push(input);
+        frames.push(one.lf);
+        if let Some(found) = one.request {
+            log_rows += found.file_rows;
+            requests.push(found.rows);
+            around = around.or(found.around);
+        }
+        inputs.push(one.input);
     }
     let one = |mut frames: Vec<LazyFrame>| {
         if frames.len() == 1 {
@@ -380,8 +424,34 @@ pub fn load_for(
     Ok(Loaded {
         lf: one(frames)?,
         request,
+        around: around
+            .filter(|_| log_rows > cohort_rows)
+            .map(|(lf, file, (first, last))| Around {
+                lf,
+                extent: AroundRows {
+                    file,
+                    first,
+                    last,
+                    log_rows,
+                },
+            }),
         inputs,
     })
+}
+
+/// One input as `load_one` read it.
+struct One {
+    lf: LazyFrame,
+    request: Option<Found>,
+    input: Input,
+}
+
+/// With a request id: its rows in one input, the input's rows, and the rows around the
+/// first of them (the file's name and which rows).
+struct Found {
+    rows: LazyFrame,
+    file_rows: u64,
+    around: Option<(LazyFrame, String, (u64, u64))>,
 }
 
 /// Read one opened input into its canonical lazy frame, or refuse it (`Error::Unusable`)
@@ -393,8 +463,8 @@ fn load_one(
     index: usize,
     keys: &[String],
     carried: &[String],
-    request: Option<&str>,
-) -> Result<(LazyFrame, Option<LazyFrame>, Input)> {
+    request: Option<(&str, u64)>,
+) -> Result<One> {
     let path = opened.read.as_path();
     let refuse = |reason: String, columns: Vec<String>| {
         let read_as = if opened.gzip {
@@ -603,22 +673,46 @@ fn load_one(
     // id cannot be looked up alone (no such case among the formats read today: ids are
     // never inside a JSON string) or where it is in more rows than are worth a slice each
     // (an id column holding a placeholder).
-    let only = match request {
+    let found = match request {
         None => None,
-        Some(id) => {
-            let rows = canonical::rows_holding(&raw, &schema, &mapping, "request_id", id).map_err(
-                |e| {
-                    Error::input(
-                        &opened.name,
-                        format!("cannot read the request ids: {}", polars_message(&e)),
-                    )
-                },
-            )?;
-            Some(match &rows {
+        Some((id, cohort_rows)) => {
+            let read_error = |what: &str, e: PolarsError| {
+                Error::input(
+                    &opened.name,
+                    format!("cannot read the {what}: {}", polars_message(&e)),
+                )
+            };
+            let rows = canonical::rows_holding(&raw, &schema, &mapping, "request_id", id)
+                .map_err(|e| read_error("request ids", e))?;
+            // The file's rows as polars reads them (Parquet: from its metadata).
+            let file_rows = raw
+                .clone()
+                .select([len().cast(DataType::UInt64).alias("n")])
+                .collect()
+                .and_then(|df| Ok(df.column("n")?.u64()?.get(0).unwrap_or(0)))
+                .map_err(|e| read_error("rows", e))?;
+            let around = rows.as_ref().and_then(|r| r.first()).map(|&row| {
+                let (first, last) = rows_around(u64::from(row), file_rows, cohort_rows.max(1));
+                let range = canonical::Rows::Range {
+                    first: first as IdxSize,
+                    len: (last + 1 - first) as IdxSize,
+                };
+                (
+                    select(range),
+                    opened.name.display().to_string(),
+                    (first, last),
+                )
+            });
+            let rows = match &rows {
                 Some(rows) if rows.len() <= MAX_REQUEST_SLICES => {
                     select(canonical::Rows::Only(rows))
                 }
                 _ => lf.clone(),
+            };
+            Some(Found {
+                rows,
+                file_rows,
+                around,
             })
         }
     };
@@ -642,12 +736,18 @@ fn load_one(
             None => lit(NULL).cast(DataType::String).alias(key.as_str()),
         });
     }
-    let only = only.map(|o| o.with_columns(extra.clone()));
+    let request = found.map(|f| Found {
+        rows: f.rows.with_columns(extra.clone()),
+        around: f
+            .around
+            .map(|(lf, file, rows)| (lf.with_columns(extra.clone()), file, rows)),
+        file_rows: f.file_rows,
+    });
     let lf = lf.with_columns(extra);
-    Ok((
+    Ok(One {
         lf,
-        only,
-        Input {
+        request,
+        input: Input {
             path: opened.name.clone(),
             read_from: opened.clone(),
             format,
@@ -658,7 +758,7 @@ fn load_one(
             types: checked.types,
             notes,
         },
-    ))
+    })
 }
 
 fn timing_field(name: &str) -> bool {
@@ -792,7 +892,8 @@ mod tests {
                 .collect();
             asked.extend([ids[ids.len() - 1].as_str(), "no-such-id"]);
             for id in asked {
-                let loaded = load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id)).unwrap();
+                let loaded =
+                    load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id), COHORT_ROWS).unwrap();
                 let whole =
                     crate::stats::collect(loaded.lf.filter(col("request_id").eq(lit(id)))).unwrap();
                 let alone = crate::stats::collect(loaded.request.unwrap()).unwrap();
@@ -816,11 +917,96 @@ mod tests {
             text.push_str(&format!("-,{i}\nr{i},{i}\n"));
         }
         std::fs::write(&path, text).unwrap();
-        let loaded = load_for(&[path], None, BadRowPolicy::Keep, &[], Some("-")).unwrap();
+        let loaded = load_for(
+            &[path],
+            None,
+            BadRowPolicy::Keep,
+            &[],
+            Some("-"),
+            COHORT_ROWS,
+        )
+        .unwrap();
         let is = || col("request_id").eq(lit("-"));
         let whole = crate::stats::collect(loaded.lf.filter(is())).unwrap();
         let read = crate::stats::collect(loaded.request.unwrap().filter(is())).unwrap();
         assert_eq!(whole.height(), MAX_REQUEST_SLICES + 6);
         assert!(whole.equals_missing(&read));
+    }
+
+    /// The rows around a request: `len` rows centred on it, as far as the file allows.
+    #[test]
+    fn rows_around_are_centred_within_the_file() {
+        assert_eq!(rows_around(500, 3000, 100), (450, 549));
+        assert_eq!(rows_around(10, 3000, 100), (1, 100));
+        assert_eq!(rows_around(2990, 3000, 100), (2901, 3000));
+        assert_eq!(rows_around(3, 5, 100), (1, 5));
+        assert_eq!(rows_around(1, 1, 1), (1, 1));
+    }
+
+    /// On a log of more rows than the cohort's, the rows around a request (its first row)
+    /// are those rows of its file, the same as the log's (values and places), in every
+    /// format and with several inputs; on a smaller log there are none (the cohort is the
+    /// whole log).
+    #[test]
+    fn the_rows_around_a_request_equal_those_rows_of_its_file() {
+        let runs: [(&[&str], u64); 3] = [
+            (&["fixtures/generated/gateway.parquet"], 101),
+            (
+                &[
+                    "fixtures/generated/gateway.csv",
+                    "fixtures/generated/gateway.jsonl",
+                ],
+                100,
+            ),
+            // A row kept with its unreadable part null; 2 rows around, of 3.
+            (&["fixtures/bad/csv_short_row.csv"], 2),
+        ];
+        for (files, len) in runs {
+            let paths: Vec<PathBuf> = files.iter().map(|f| fixture(f)).collect();
+            let (lf, _inputs) = load(&paths, None, BadRowPolicy::Keep, &[]).unwrap();
+            let all = crate::stats::collect(lf).unwrap();
+            let file_of = all
+                .column(SOURCE_COL)
+                .unwrap()
+                .cast(&DataType::String)
+                .unwrap();
+            let file_of = file_of.str().unwrap();
+            let row_of = all.column(ROW_COL).unwrap().cast(&DataType::Int64).unwrap();
+            let row_of = row_of.i64().unwrap();
+            let ids = all.column("request_id").unwrap().str().unwrap();
+            // A request four fifths into the log.
+            let candidates: Vec<usize> = (0..all.height())
+                .filter(|&i| ids.get(i).is_some())
+                .collect();
+            let id = ids.get(candidates[candidates.len() * 4 / 5]).unwrap();
+            // Its first row in the log, which the rows around are centred on (the
+            // generated files hold the same requests).
+            let i = (0..all.height()).find(|&i| ids.get(i) == Some(id)).unwrap();
+            let (holding, row) = (file_of.get(i).unwrap(), row_of.get(i).unwrap() as u64);
+            let loaded = load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id), len).unwrap();
+            let around = loaded.around.expect("a log of more rows than the cohort's");
+            assert_eq!(around.extent.file, holding, "{files:?}");
+            assert_eq!(around.extent.log_rows, all.height() as u64, "{files:?}");
+            let (first, last) = (around.extent.first, around.extent.last);
+            assert!(
+                first <= row && row <= last && last + 1 - first == len,
+                "{files:?}"
+            );
+            let want = crate::stats::collect(
+                all.clone().lazy().filter(
+                    col(SOURCE_COL)
+                        .cast(DataType::String)
+                        .eq(lit(holding))
+                        .and(col(ROW_COL).cast(DataType::Int64).gt_eq(lit(first as i64)))
+                        .and(col(ROW_COL).cast(DataType::Int64).lt_eq(lit(last as i64))),
+                ),
+            )
+            .unwrap();
+            let got = crate::stats::collect(around.lf).unwrap();
+            assert!(want.equals_missing(&got), "{files:?}:\n{want}\n{got}");
+            let small =
+                load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id), COHORT_ROWS).unwrap();
+            assert!(small.around.is_none());
+        }
     }
 }

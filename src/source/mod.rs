@@ -142,6 +142,10 @@ pub struct Input {
     /// repaired it (bad rows, blank CSV lines, a BOM, an unread field beyond 64 bits): kept
     /// alive while the input is, and read again when an error quotes a row's value.
     pub repaired: Option<Arc<spool::Spooled>>,
+    /// CSV and JSON lines read for the whole log: the canonical rows, parsed once and
+    /// written to a temporary Parquet file that every pass reads (`typed_copy`), instead
+    /// of parsing the text again in each.
+    pub typed: Option<Arc<spool::Spooled>>,
     /// JSON: the types of the values read (the schema polars reads the file with).
     pub types: rowcheck::Types,
     /// What a tool's adapter says about the file (rows it left out, the clock its figures
@@ -744,6 +748,13 @@ fn load_one(
         file_rows: f.file_rows,
     });
     let lf = lf.with_columns(extra);
+    let (lf, typed) = match format {
+        InputFormat::Csv | InputFormat::JsonLines if request.is_none() => {
+            let (lf, copy) = typed_copy(lf, &opened.name)?;
+            (lf, Some(copy))
+        }
+        _ => (lf, None),
+    };
     Ok(One {
         lf,
         request,
@@ -755,10 +766,37 @@ fn load_one(
             bad_rows: checked.bad,
             lines: checked.lines,
             repaired,
+            typed,
             types: checked.types,
             notes,
         },
     })
+}
+
+/// A text log's canonical rows, parsed once: streamed into a temporary Parquet file (never
+/// held in memory), which is then scanned in their place. A summary reads the log in
+/// several passes; each pass then decodes typed columns instead of parsing text.
+fn typed_copy(lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::Spooled>)> {
+    let (file, copy) = spool::scratch(name, ".parquet")?;
+    drop(file);
+    let read_error = |e: PolarsError| {
+        Error::input(
+            name,
+            format!("cannot read the request log: {}", polars_message(&e)),
+        )
+    };
+    let target = PlRefPath::try_from_path(copy.path()).map_err(read_error)?;
+    lf.sink(
+        SinkDestination::File {
+            target: SinkTarget::Path(target.clone()),
+        },
+        FileWriteFormat::Parquet(Arc::new(ParquetWriteOptions::default())),
+        UnifiedSinkArgs::default(),
+    )
+    .and_then(|q| q.collect_with_engine(Engine::Streaming))
+    .map_err(read_error)?;
+    let lf = LazyFrame::scan_parquet(target, ScanArgsParquet::default()).map_err(read_error)?;
+    Ok((lf, copy))
 }
 
 fn timing_field(name: &str) -> bool {

@@ -790,7 +790,11 @@ fn typed_copy(lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::Spool
         SinkDestination::File {
             target: SinkTarget::Path(target.clone()),
         },
-        FileWriteFormat::Parquet(Arc::new(ParquetWriteOptions::default())),
+        // LZ4: fast to write and to read back; the copy lives for one run.
+        FileWriteFormat::Parquet(Arc::new(ParquetWriteOptions {
+            compression: ParquetCompression::Lz4Raw,
+            ..Default::default()
+        })),
         UnifiedSinkArgs::default(),
     )
     .and_then(|q| q.collect_with_engine(Engine::Streaming))

@@ -829,7 +829,7 @@ pub fn split(lf: LazyFrame, column: &str, values: &[String; 2]) -> Result<[LazyF
     let wanted = Series::new("values".into(), values.as_slice());
     let found = stats::counts(
         lf.clone()
-            .filter(key.clone().is_in(lit(wanted).implode(false), false)),
+            .filter(key.clone().is_in(stats::set_lit(wanted), false)),
         &[column.to_string()],
     )
     .map_err(internal)?;

@@ -209,7 +209,7 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
     let confirmed = stats::collect(
         with_id
             .clone()
-            .filter(hash.clone().is_in(lit(hashes).implode(false), false))
+            .filter(hash.clone().is_in(stats::set_lit(hashes), false))
             .group_by([id])
             .agg([
                 len().alias("__n"),
@@ -347,7 +347,7 @@ pub fn apply(
         None => lit(NULL).cast(DataType::Boolean),
         Some(d) if d.is_empty() => lit(false),
         Some(d) => col("request_id")
-            .is_in(lit(d).implode(false), false)
+            .is_in(stats::set_lit(d), false)
             .fill_null(lit(false)),
     };
 

@@ -228,7 +228,7 @@ pub fn run(input: &Input) -> Result<PeerRun> {
         valid().cast(DataType::Float64).sum().alias("valid"),
         outcome()
             .is_in(
-                lit(Series::new("bad".into(), ["error", "cancelled"])).implode(false),
+                stats::set_lit(Series::new("bad".into(), ["error", "cancelled"])),
                 false,
             )
             .fill_null(lit(false))

@@ -398,7 +398,7 @@ pub fn select(
         let rows = Series::new("kept".into(), kept_rows);
         col(ROW_COL)
             .cast(DataType::UInt32)
-            .is_in(lit(rows).implode(false), false)
+            .is_in(crate::stats::set_lit(rows), false)
     };
     exprs.push(unreadable.alias(UNREADABLE_COL));
     for c in carried {

@@ -25,6 +25,13 @@ pub fn quantile7(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
 }
 
+/// A set of values as one list literal, for `is_in`. Not `lit(series).implode()`: an
+/// implode is an aggregation, which polars' streaming engine evaluates apart from the
+/// stream and then zips back, so the rows it filters are buffered whole, however many.
+pub fn set_lit(values: Series) -> Expr {
+    Expr::Literal(LiteralValue::from(Scalar::new_list(values)))
+}
+
 /// Group key: one optional string per key column.
 pub type Key = Vec<Option<String>>;
 

@@ -378,8 +378,9 @@ fn is_failure() -> Expr {
 /// can compute (`Plan::uncomputable`) are left out of the metric tables.
 ///
 /// Three streaming passes, none of which holds the requests: the span of the timestamps
-/// (which sets the periods), then the counts and every figure's histogram in one pass
-/// over the plan, then the values at the ranks the figures need (`stats::exact`).
+/// (which sets the periods), then the counts and every figure's histogram, then the values
+/// at the ranks the figures need (`stats::exact`); the last two with at most
+/// `stats::QUERIES_PER_SCAN` queries on each scan of the log.
 pub fn build(rules: &RuleSet, plan: &Plan, period: Option<Period>) -> Result<Weekly> {
     build_inner(rules, plan, period).map_err(|e| match e {
         Inner::Polars(e) => plan.read_error(&e),
@@ -566,7 +567,7 @@ fn build_inner(
         fam
     })
     .collect::<Vec<_>>();
-    let first = stats::collect_all(first)?;
+    let first = stats::collect_in_scans(first)?;
 
     // Pass 2: the values at the ranks, for every family at once.
     let mut ranks = vec![];
@@ -580,7 +581,7 @@ fn build_inner(
         ranks.push((r, queries.len()));
         second.extend(queries);
     }
-    let second = stats::collect_all(second)?;
+    let second = stats::collect_in_scans(second)?;
     let mut found = ranks.into_iter().zip(&families).map(|((r, n), fam)| {
         r.finish_quantiles(&second[fam.at..fam.at + n])
             .map(|mut levels| levels.pop().expect("one level"))

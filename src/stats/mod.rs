@@ -108,6 +108,25 @@ pub fn collect_all(queries: Vec<LazyFrame>) -> PolarsResult<Vec<DataFrame>> {
     LazyFrame::collect_all_with_engine(plans, Engine::Streaming, OptFlags::default())
 }
 
+/// At most this many queries share one scan in `collect_in_scans`. Each query on a shared
+/// scan is a consumer of the stream, which buffers what the slowest has yet to take: 50 on
+/// one scan of 10M requests peaked at 5.2 GB, 16 at 2.7 GB for 10 % more time (the
+/// report's passes, 2026-12-02).
+pub const QUERIES_PER_SCAN: usize = 16;
+
+/// `collect_all` in groups of `QUERIES_PER_SCAN` queries, one scan each: the frames in the
+/// queries' order.
+pub fn collect_in_scans(queries: Vec<LazyFrame>) -> PolarsResult<Vec<DataFrame>> {
+    let mut out = Vec::with_capacity(queries.len());
+    let mut queries = queries.into_iter().peekable();
+    while queries.peek().is_some() {
+        out.extend(collect_all(
+            queries.by_ref().take(QUERIES_PER_SCAN).collect(),
+        )?);
+    }
+    Ok(out)
+}
+
 pub fn key_columns(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<Key>> {
     let cols: Vec<&StringChunked> = keys
         .iter()

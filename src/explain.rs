@@ -560,13 +560,8 @@ pub fn class_worst(
         }
     }
     refuse_untimed(plan, about, &df)?;
-    let (all, around) = match &plan.around {
-        Some((lf, rows)) => (lf, Some(rows)),
-        None => (&plan.lf, None),
-    };
-    let mut ctx =
-        Ctx::new(rules, &df, &plan.locations, all, &plan.uncomputable).map_err(polars_error)?;
-    ctx.around = around;
+    let ctx = Ctx::new(rules, &df, &plan.locations, &plan.lf, &plan.uncomputable)
+        .map_err(polars_error)?;
     let worst: Vec<Worst> = (0..df.height())
         .map(|i| {
             let row = ctx.row(i);

@@ -2,7 +2,9 @@
 //! and the trend between the last two periods, per-model and per-channel percentiles of
 //! every named metric, end-to-end p95 per channel and period, the median timeline (t0…t7)
 //! per class, and CDF points of every named metric. Plain data, sorted and rounded, ready
-//! for the HTML and Markdown renderers in `report::html` and `report::markdown`.
+//! for the HTML and Markdown renderers in `report::html` and `report::markdown`. Every
+//! figure is an aggregate asked of the lazy plan (`build`): no request is held, and the
+//! percentiles and CDF points are exact (`stats::exact`).
 //!
 //! Time is UTC throughout: hours and days start at UTC midnight, weeks on Monday 00:00 UTC.
 //! Requests without a timestamp stay in every figure that is not over time, and are
@@ -742,11 +744,8 @@ fn build_inner(
                 label: m.label.clone(),
                 unit: m.unit.clone(),
                 n: q.n,
-                quantiles: if q.n == 0 {
-                    vec![]
-                } else {
-                    q.at.iter().map(|v| v.unwrap_or(0.0)).collect()
-                },
+                // Every step has a value when there is one value at all.
+                quantiles: q.at.iter().flatten().copied().collect(),
             }
         })
         .collect();

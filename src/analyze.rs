@@ -89,6 +89,17 @@ pub struct Analysis {
     /// The lazy per-request plan the summary was asked of.
     pub plan: Plan,
     pub summary: Summary,
+    /// The analysed requests' timestamps, as the summary's tally found them.
+    pub timestamps: Timestamps,
+}
+
+/// The first and last timestamp of the analysed requests (ms since the Unix epoch, UTC),
+/// and how many have none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timestamps {
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    pub untimed: u64,
 }
 
 impl Analysis {
@@ -197,7 +208,8 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         }
     }
     let plan = plan::build(rules, opts)?;
-    let (mut summary, untimed) = summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
+    let (mut summary, untimed, timestamps) =
+        summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
     // A file whose timing columns are empty in every row holds nothing to diagnose: an
     // error, not a table of insufficient_data (within an incident window it may just
     // have no request there, which the note says).
@@ -222,7 +234,11 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         plan.unparsed_skipped,
         plan.skipped_examples.clone(),
     );
-    Ok(Analysis { plan, summary })
+    Ok(Analysis {
+        plan,
+        summary,
+        timestamps,
+    })
 }
 
 /// The refusal of a file with rows, none of which holds a value in any timing field.
@@ -360,21 +376,18 @@ const FAILED: &str = "__failed";
 const TIMED: &str = "__timed";
 const T_MIN: &str = "__t_min";
 const T_MAX: &str = "__t_max";
+const NO_TIME: &str = "__no_time";
 
 impl Tally {
     /// The tally's query, to be collected with the other queries of its pass.
     fn query(rules: &RuleSet, plan: &Plan, fine: &[String]) -> LazyFrame {
         let any_timing = plan.any_timing();
-        let sum = |e: Expr, name: &str| {
-            e.fill_null(lit(false))
-                .cast(DataType::UInt64)
-                .sum()
-                .alias(name)
-        };
+        let sum = stats::true_count;
         let mut aggs = vec![
             len().cast(DataType::UInt64).alias(ROWS),
             sum(is_failure(), FAILED),
             sum(any_timing, TIMED),
+            sum(col("timestamp").is_null(), NO_TIME),
             col("timestamp").cast(DataType::Int64).min().alias(T_MIN),
             col("timestamp").cast(DataType::Int64).max().alias(T_MAX),
         ];
@@ -443,8 +456,13 @@ fn position(keys: &[String], name: &str) -> usize {
     keys.iter().position(|k| k == name).expect("key listed")
 }
 
-/// The summary, and the inputs (by position) with rows none of which holds a timing value.
-fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<(Summary, Vec<usize>)> {
+/// The summary, the inputs (by position) with rows none of which holds a timing value, and
+/// the requests' timestamps.
+fn summarize(
+    rules: &RuleSet,
+    plan: &Plan,
+    opts: &Options,
+) -> PolarsResult<(Summary, Vec<usize>, Timestamps)> {
     let by = opts.by.as_slice();
     let inputs = plan.inputs.as_slice();
     // The class and the file as small integers (their positions), named below.
@@ -497,7 +515,12 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<(Summ
     let overall = pcts.pop().expect("three levels");
     let metric_index = |name: &str| values.iter().position(|v| v == name).expect("listed");
 
-    let time_span = match (tally.time(T_MIN, false)?, tally.time(T_MAX, true)?) {
+    let timestamps = Timestamps {
+        first_ms: tally.time(T_MIN, false)?,
+        last_ms: tally.time(T_MAX, true)?,
+        untimed: tally.total(NO_TIME)?,
+    };
+    let time_span = match (timestamps.first_ms, timestamps.last_ms) {
         (Some(a), Some(b)) => match (iso_ms(a), iso_ms(b)) {
             (Some(start), Some(end)) => Some(TimeSpan { start, end }),
             _ => None,
@@ -817,7 +840,7 @@ fn summarize(rules: &RuleSet, plan: &Plan, opts: &Options) -> PolarsResult<(Summ
         // Set by `run`: a query of its own over each input.
         peer_figures: None,
     };
-    Ok((summary, untimed))
+    Ok((summary, untimed, timestamps))
 }
 
 /// Milliseconds since the Unix epoch as ISO 8601 UTC (`2026-06-10T14:00:04.123Z`); `None`

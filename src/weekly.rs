@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::analyze::iso_ms;
+use crate::analyze::{iso_ms, Analysis, Timestamps};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::ruleset::compile::CLASS_INDEX;
@@ -375,16 +375,17 @@ fn is_failure() -> Expr {
         .and(col("outcome").neq(lit("ok")))
 }
 
-/// Compute the report data from the plan `analyze::run` summarised (`Analysis::plan`).
-/// `period`: `None` chooses it from the span of the timestamps. The named metrics no input
-/// can compute (`Plan::uncomputable`) are left out of the metric tables.
+/// Compute the report data from what `analyze::run` found: its plan, and the span of the
+/// timestamps (which sets the periods). `period`: `None` chooses it from that span. The
+/// named metrics no input can compute (`Plan::uncomputable`) are left out of the metric
+/// tables.
 ///
-/// Three streaming passes, none of which holds the requests: the span of the timestamps
-/// (which sets the periods), then the counts and every figure's histogram, then the values
-/// at the ranks the figures need (`stats::exact`); the last two with at most
-/// `stats::QUERIES_PER_SCAN` queries on each scan of the log.
-pub fn build(rules: &RuleSet, plan: &Plan, period: Option<Period>) -> Result<Weekly> {
-    build_inner(rules, plan, period).map_err(|e| match e {
+/// Two streaming passes over the plan, neither of which holds the requests: the counts and
+/// every figure's histogram, then the values at the ranks the figures need
+/// (`stats::exact`), each with at most `stats::QUERIES_PER_SCAN` queries on a scan.
+pub fn build(rules: &RuleSet, analysis: &Analysis, period: Option<Period>) -> Result<Weekly> {
+    let plan = &analysis.plan;
+    build_inner(rules, plan, analysis.timestamps, period).map_err(|e| match e {
         Inner::Polars(e) => plan.read_error(&e),
         Inner::Usage(e) => e,
     })
@@ -433,6 +434,7 @@ struct Family {
 fn build_inner(
     rules: &RuleSet,
     plan: &Plan,
+    timestamps: Timestamps,
     period: Option<Period>,
 ) -> std::result::Result<Weekly, Inner> {
     let class_order: Vec<String> = rules
@@ -441,16 +443,7 @@ fn build_inner(
         .map(str::to_string)
         .collect();
 
-    // The span of the timestamps, which sets the periods: the timestamp column alone.
-    let t = col("timestamp").cast(DataType::Int64);
-    let span = stats::collect(plan.lf.clone().select([
-        t.clone().min().alias("lo"),
-        t.clone().max().alias("hi"),
-        t.null_count().cast(DataType::UInt64).alias("untimed"),
-    ]))?;
-    let lo = span.column("lo")?.i64()?.get(0);
-    let hi = span.column("hi")?.i64()?.get(0);
-    let untimed = span.column("untimed")?.u64()?.get(0).unwrap_or(0);
+    let (lo, hi, untimed) = (timestamps.first_ms, timestamps.last_ms, timestamps.untimed);
     let period_from_span = period.is_none();
     let period = period.unwrap_or_else(|| match (lo, hi) {
         (Some(lo), Some(hi)) => Period::for_span(hi - lo),
@@ -509,12 +502,7 @@ fn build_inner(
 
     // Pass 1: rows, failures and estimated t2→t3 per (period, class); rows per model and
     // per channel; and the histograms of every family of percentiles.
-    let sum = |e: Expr, name: &str| {
-        e.fill_null(lit(false))
-            .cast(DataType::UInt64)
-            .sum()
-            .alias(name)
-    };
+    let sum = stats::true_count;
     let tally_keys = vec![PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
     let mut first = vec![lf
         .clone()

@@ -318,7 +318,7 @@ fn the_median_timeline_skips_missing_phases() {
         },
     )
     .unwrap();
-    let w = weekly::build(&rules, &a.plan, None).unwrap();
+    let w = weekly::build(&rules, &a, None).unwrap();
     assert_eq!(w.period, Period::Hour);
     let idx = |n: &str| w.phases.iter().position(|p| p.name == n).unwrap();
     assert_eq!(w.waterfall.len(), 3);

@@ -71,6 +71,14 @@ fn by_key(df: &DataFrame, keys: &[String]) -> PolarsResult<BTreeMap<Key, u64>> {
         .collect())
 }
 
+/// An aggregate: the rows where `flag` is true (null counts as false), named `name`.
+pub fn true_count(flag: Expr, name: &str) -> Expr {
+    flag.fill_null(lit(false))
+        .cast(DataType::UInt64)
+        .sum()
+        .alias(name)
+}
+
 /// Sum of a boolean column per group (null counts as false).
 pub fn trues(lf: LazyFrame, keys: &[String], flag: Expr) -> PolarsResult<BTreeMap<Key, u64>> {
     sums(lf, keys, flag.fill_null(lit(false)))

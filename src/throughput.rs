@@ -238,31 +238,42 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
     let tokens = |name: &str| col(name).cast(DataType::Int64).sum().alias(name);
     let mut keys: Vec<Expr> = by.iter().map(|b| col(b.as_str())).collect();
     keys.push(minute);
+    // A request without a token count adds nothing to its minute's sum; say how many.
+    // One group-by, so one consumer of the scan (two queries on one scan share it through
+    // a buffer that waits for neither); requests without a timestamp fall in a minute of
+    // their own (null), left out of the series below and counted as `no_time`.
+    let nulls = |e: Expr, name: &str| e.cast(DataType::UInt64).sum().alias(name);
     let per_minute = plan
         .lf
         .clone()
-        .filter(col("timestamp").is_not_null())
         .group_by(keys)
         .agg([
             tokens("input_tokens"),
             tokens("output_tokens"),
             tokens("cached_tokens"),
             len().cast(DataType::Int64).alias("__requests"),
+            nulls(col("input_tokens").is_null(), "missing_in"),
+            nulls(col("output_tokens").is_null(), "missing_out"),
         ])
         .with_columns(stats::keys_as_text(by));
-    // A request without a token count adds nothing to its minute's sum; say how many.
-    let nulls = |e: Expr, name: &str| e.cast(DataType::UInt64).sum().alias(name);
-    let missing = plan.lf.clone().select([
-        len().cast(DataType::UInt64).alias("rows"),
-        nulls(col("timestamp").is_null(), "no_time"),
-        nulls(col("input_tokens").is_null(), "missing_in"),
-        nulls(col("output_tokens").is_null(), "missing_out"),
-    ]);
     let client_ids = plan.id_policy.record(ids::found(&plan.inputs));
-    let mut found =
-        stats::collect_all(vec![per_minute, missing]).map_err(|e| plan.read_error(&e))?;
-    let missing = found.pop().expect("two queries");
-    let df = found.pop().expect("two queries");
+    let df = stats::collect(per_minute).map_err(|e| plan.read_error(&e))?;
+    let requests = || col("__requests").cast(DataType::UInt64);
+    let missing = df
+        .clone()
+        .lazy()
+        .select([
+            requests().sum().alias("rows"),
+            when(col("__minute").is_null())
+                .then(requests())
+                .otherwise(lit(0u64))
+                .sum()
+                .alias("no_time"),
+            col("missing_in").sum(),
+            col("missing_out").sum(),
+        ])
+        .collect()
+        .map_err(|e| plan.read_error(&e))?;
     if missing
         .column("rows")
         .ok()

@@ -828,8 +828,7 @@ pub fn split(lf: LazyFrame, column: &str, values: &[String; 2]) -> Result<[LazyF
     let key = col(column).cast(DataType::String);
     let wanted = Series::new("values".into(), values.as_slice());
     let found = stats::counts(
-        lf.clone()
-            .filter(key.clone().is_in(stats::set_lit(wanted), false)),
+        lf.clone().filter(stats::member_of(key.clone(), &wanted)),
         &[column.to_string()],
     )
     .map_err(internal)?;

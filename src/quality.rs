@@ -209,7 +209,7 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
     let confirmed = stats::collect(
         with_id
             .clone()
-            .filter(hash.clone().is_in(stats::set_lit(hashes), false))
+            .filter(stats::member_of(hash.clone(), &hashes))
             .group_by([id])
             .agg([
                 len().alias("__n"),
@@ -346,9 +346,7 @@ pub fn apply(
         // Not looked for (`plan::Scope::Request`'s whole log): unknown, not "no".
         None => lit(NULL).cast(DataType::Boolean),
         Some(d) if d.is_empty() => lit(false),
-        Some(d) => col("request_id")
-            .is_in(stats::set_lit(d), false)
-            .fill_null(lit(false)),
+        Some(d) => stats::member_of(col("request_id"), &d).fill_null(lit(false)),
     };
 
     let unparsed = any(fields()

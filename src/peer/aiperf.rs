@@ -226,15 +226,14 @@ pub fn run(input: &Input) -> Result<PeerRun> {
     let counts = lf.select([
         len().cast(DataType::Float64).alias("records"),
         valid().cast(DataType::Float64).sum().alias("valid"),
-        outcome()
-            .is_in(
-                stats::set_lit(Series::new("bad".into(), ["error", "cancelled"])),
-                false,
-            )
-            .fill_null(lit(false))
-            .cast(DataType::Float64)
-            .sum()
-            .alias("left_out"),
+        stats::member_of(
+            outcome(),
+            &Series::new("bad".into(), ["error", "cancelled"]),
+        )
+        .fill_null(lit(false))
+        .cast(DataType::Float64)
+        .sum()
+        .alias("left_out"),
         col(START_NS).filter(valid()).min().alias("min_start"),
         response_ns().filter(valid()).max().alias("max_response"),
         sum(ISL).filter(valid()).alias("total_isl"),

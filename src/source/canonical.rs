@@ -396,9 +396,7 @@ pub fn select(
         lit(false)
     } else {
         let rows = Series::new("kept".into(), kept_rows);
-        col(ROW_COL)
-            .cast(DataType::UInt32)
-            .is_in(crate::stats::set_lit(rows), false)
+        crate::stats::member_of(col(ROW_COL), &rows)
     };
     exprs.push(unreadable.alias(UNREADABLE_COL));
     for c in carried {

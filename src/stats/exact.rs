@@ -278,7 +278,7 @@ impl Ranks {
                 // would be pushed down into the subplan the pass's queries share, to
                 // meet a predicate the plan has (an incident window, explain's cohort),
                 // and each query would then read the file for itself.
-                let in_bucket = bucket_expr(v).is_in(super::set_lit(wanted), false);
+                let in_bucket = super::member_of(bucket_expr(v), &wanted);
                 let mut cols = key_exprs(&self.fine);
                 cols.push(
                     when(in_bucket)

@@ -25,11 +25,58 @@ pub fn quantile7(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
 }
 
-/// A set of values as one list literal, for `is_in`. Not `lit(series).implode()`: an
-/// implode is an aggregation, which polars' streaming engine evaluates apart from the
-/// stream and then zips back, so the rows it filters are buffered whole, however many.
-pub fn set_lit(values: Series) -> Expr {
-    Expr::Literal(LiteralValue::from(Scalar::new_list(values)))
+/// Whether each value of `expr` is one of `values` (null where it is null), evaluated
+/// morsel by morsel against one hash set built here.
+///
+/// Not polars' `is_in`: its streaming engine (0.55) turns an `is_in` over a literal set into
+/// a semi-join on a branch of the stream that is zipped back to it, through a multiplexer
+/// that buffers, without bound, what the slower branch has yet to take. Integers are
+/// compared as `i64` (`u64` for a set of `u64`, such as hashes), anything else as text.
+pub fn member_of(expr: Expr, values: &Series) -> Expr {
+    enum Set {
+        Int(PlHashSet<i64>),
+        // A 64-bit hash does not fit an i64.
+        Hash(PlHashSet<u64>),
+        Text(PlHashSet<String>),
+    }
+    let build = || -> PolarsResult<Set> {
+        Ok(if values.dtype() == &DataType::UInt64 {
+            Set::Hash(values.u64()?.iter().flatten().collect())
+        } else if values.dtype().is_integer() {
+            let v = values.cast(&DataType::Int64)?;
+            Set::Int(v.i64()?.iter().flatten().collect())
+        } else {
+            let v = values.cast(&DataType::String)?;
+            Set::Text(v.str()?.iter().flatten().map(str::to_string).collect())
+        })
+    };
+    // A set that cannot be built (values of no type a set holds) fails the query.
+    let set = std::sync::Arc::new(build().map_err(|e| e.to_string()));
+    expr.map(
+        move |c: Column| {
+            let name = c.name().clone();
+            let set = set
+                .as_ref()
+                .as_ref()
+                .map_err(|e| polars_err!(ComputeError: "{e}"))?;
+            let found: BooleanChunked = match set {
+                Set::Int(s) => c
+                    .cast(&DataType::Int64)?
+                    .i64()?
+                    .apply_nonnull_values_generic(DataType::Boolean, |v| s.contains(&v)),
+                Set::Hash(s) => c
+                    .cast(&DataType::UInt64)?
+                    .u64()?
+                    .apply_nonnull_values_generic(DataType::Boolean, |v| s.contains(&v)),
+                Set::Text(s) => c
+                    .cast(&DataType::String)?
+                    .str()?
+                    .apply_nonnull_values_generic(DataType::Boolean, |v| s.contains(v)),
+            };
+            Ok(found.with_name(name).into_column())
+        },
+        |_, f| Ok(Field::new(f.name().clone(), DataType::Boolean)),
+    )
 }
 
 /// Group key: one optional string per key column.

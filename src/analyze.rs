@@ -494,7 +494,9 @@ fn summarize(
         df: first.remove(0),
     };
     let rows = tally.total(ROWS)?;
-    let ranks = exact::Ranks::locate(&first, &pct_keys, &levels, &values)?;
+    let mut ranks = exact::Ranks::locate(&first, &pct_keys, &levels, &values)?;
+    // On a large log, the buckets holding the ranks made finer first (a pass of their own).
+    ranks.refine(&plan.lf)?;
     // The second: the values at the ranks, and the data-quality examples' first look.
     let exact_queries = ranks.queries(&plan.lf);
     let n_exact = exact_queries.len();

@@ -944,7 +944,8 @@ impl<'a> Ctx<'a> {
         first.extend(exact::histogram_queries(&lf, &[], &names));
         let mut first = stats::collect_all(first)?;
         let counts = first.remove(0);
-        let ranks = exact::Ranks::locate(&first, &[], &[vec![]], &names)?;
+        let mut ranks = exact::Ranks::locate(&first, &[], &[vec![]], &names)?;
+        ranks.refine(&lf)?;
         let exact_values = stats::collect_all(ranks.queries(&lf))?;
         let pcts = ranks
             .finish(&exact_values)?

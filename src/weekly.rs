@@ -559,13 +559,28 @@ fn build_inner(
     .collect::<Vec<_>>();
     let first = stats::collect_in_scans(first)?;
 
-    // Pass 2: the values at the ranks, for every family at once.
-    let mut ranks = vec![];
-    let mut second = vec![];
-    for fam in &mut families {
+    // Between the passes, on a large log only: the buckets holding the ranks made finer,
+    // for every family at once.
+    let mut located = vec![];
+    let mut refine = vec![];
+    for fam in &families {
         let hists = &first[fam.at..fam.at + fam.values.len()];
         let levels = vec![(0..fam.keys.len()).collect()];
         let r = exact::Ranks::locate_at(hists, &fam.keys, &levels, &fam.values, &fam.quantiles)?;
+        let queries = r.refine_queries(&lf);
+        located.push((r, queries.len()));
+        refine.extend(queries);
+    }
+    let mut refined = stats::collect_in_scans(refine)?.into_iter();
+    for (r, n) in &mut located {
+        let frames: Vec<DataFrame> = refined.by_ref().take(*n).collect();
+        r.refined(&frames)?;
+    }
+
+    // Pass 2: the values at the ranks, for every family at once.
+    let mut ranks = vec![];
+    let mut second = vec![];
+    for (fam, (r, _)) in families.iter_mut().zip(located) {
         let queries = r.queries(&lf);
         fam.at = second.len();
         ranks.push((r, queries.len()));

@@ -1,4 +1,5 @@
-//! Exact type-7 percentiles in bounded memory, in two streaming passes over the plan.
+//! Exact type-7 percentiles in bounded memory, in two streaming passes over the plan
+//! (three on a large log).
 //!
 //! polars' `quantile` is not a streaming aggregate: it holds every value of a group. At a
 //! hundred million requests and a dozen metrics that is tens of gigabytes. Instead:
@@ -12,9 +13,13 @@
 //!    streaming group-by keeps only the rows in those buckets and counts each distinct
 //!    value; the values at the offsets are then exact.
 //!
-//! Memory is bounded by the number of buckets and of distinct values in the few buckets
-//! that hold a needed rank, never by the number of rows. The result equals polars'
-//! in-memory `quantile(q, Linear)` (the same interpolation, in the same float steps).
+//! The rows of a bucket grow with the log, and pass 2 holds each distinct value it keeps:
+//! where the buckets of a value's ranks hold more than 2^20 rows, a pass between the two
+//! counts their rows per finer bucket (512 to a bucket) and pass 2 keeps only the finer
+//! buckets holding the ranks (`Ranks::refine`). Memory is bounded by the number of buckets
+//! and of distinct values in the few (finer) buckets that hold a needed rank, never by the
+//! number of rows. The result equals polars' in-memory `quantile(q, Linear)` (the same
+//! interpolation, in the same float steps).
 //!
 //! Percentiles for several levels of grouping (overall, per class, per group, per group
 //! and class) come from one histogram at the finest level, rolled up: one pair of passes
@@ -45,8 +50,15 @@ fn order_key(x: f64) -> i64 {
     }
 }
 
-fn bucket_of(x: f64) -> i64 {
-    order_key(x).div_euclid(1 << BUCKET_SHIFT)
+/// Bits below a refined bucket (`Ranks::refine`): 512 of them to a bucket.
+const FINE_SHIFT: u32 = 34;
+/// Above this many rows in the buckets of a value's ranks, those buckets are refined
+/// before the values are counted: pass 2 holds each distinct value it keeps, and the rows
+/// of a bucket grow with the log (at 100M requests, millions per value).
+const REFINE_ABOVE: u64 = 1 << 20;
+
+fn bucket_of(x: f64, shift: u32) -> i64 {
+    order_key(x).div_euclid(1 << shift)
 }
 
 /// The value as both passes see it: a float, with −0 made 0 (so a value has one bucket).
@@ -56,12 +68,12 @@ fn value_expr(name: &str) -> Expr {
 }
 
 /// `bucket_of` as a polars expression (null for a null value).
-fn bucket_expr(name: &str) -> Expr {
+fn bucket_expr(name: &str, shift: u32) -> Expr {
     let b = value_expr(name).reinterpret(None, Some(DataType::Int64));
     let key = when(b.clone().lt(lit(0i64)))
         .then(lit(-1i64) - (b.clone() - lit(i64::MIN)))
         .otherwise(b);
-    key.floor_div(lit(1i64 << BUCKET_SHIFT))
+    key.floor_div(lit(1i64 << shift))
 }
 
 fn key_exprs(keys: &[String]) -> Vec<Expr> {
@@ -135,7 +147,8 @@ pub fn percentiles_by_levels(
     values: &[String],
 ) -> PolarsResult<Vec<BTreeMap<Key, Vec<Pct>>>> {
     let hist = collect_all(histogram_queries(&lf, fine, values))?;
-    let ranks = Ranks::locate(&hist, fine, levels, values)?;
+    let mut ranks = Ranks::locate(&hist, fine, levels, values)?;
+    ranks.refine(&lf)?;
     let exact = collect_all(ranks.queries(&lf))?;
     ranks.finish(&exact)
 }
@@ -147,7 +160,7 @@ pub fn histogram_queries(lf: &LazyFrame, fine: &[String], values: &[String]) -> 
         .iter()
         .map(|v| {
             let mut by = key_exprs(fine);
-            by.push(bucket_expr(v).alias(BUCKET_COL));
+            by.push(bucket_expr(v, BUCKET_SHIFT).alias(BUCKET_COL));
             lf.clone()
                 .group_by(by)
                 .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
@@ -163,7 +176,13 @@ pub struct Ranks {
     values: Vec<String>,
     out: Vec<BTreeMap<Key, Vec<Quantiles>>>,
     pending: Vec<Pending>,
+    /// Per value, the buckets holding its ranks, at `shift[value]` bits.
     needed: Vec<BTreeSet<i64>>,
+    shift: Vec<u32>,
+    /// Per value, the rows in its needed buckets (of the finest level).
+    needed_rows: Vec<u64>,
+    /// `REFINE_ABOVE`, which a test lowers to make every value refined.
+    refine_above: u64,
 }
 
 impl Ranks {
@@ -254,13 +273,26 @@ impl Ranks {
                 }
             }
         }
+        let mut needed_rows = vec![0; values.len()];
+        for (vi, df) in hists.iter().enumerate() {
+            let buckets = df.column(BUCKET_COL)?.i64()?;
+            let counts = df.column(COUNT_COL)?.u64()?;
+            for (b, c) in buckets.iter().zip(counts.iter()) {
+                if b.is_some_and(|b| needed[vi].contains(&b)) {
+                    needed_rows[vi] += c.unwrap_or(0);
+                }
+            }
+        }
         Ok(Ranks {
             fine: fine.to_vec(),
             levels: levels.to_vec(),
             values: values.to_vec(),
             out,
             pending,
+            shift: vec![BUCKET_SHIFT; values.len()],
             needed,
+            needed_rows,
+            refine_above: REFINE_ABOVE,
         })
     }
 
@@ -270,15 +302,16 @@ impl Ranks {
         self.values
             .iter()
             .zip(&self.needed)
-            .filter(|(_, needed)| !needed.is_empty())
-            .map(|(v, needed)| {
+            .zip(&self.shift)
+            .filter(|((_, needed), _)| !needed.is_empty())
+            .map(|((v, needed), &shift)| {
                 let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
                 // The value where it is in a wanted bucket, kept where it is not null.
                 // Filtered after the projection, not on the bucket itself: that filter
                 // would be pushed down into the subplan the pass's queries share, to
                 // meet a predicate the plan has (an incident window, explain's cohort),
                 // and each query would then read the file for itself.
-                let in_bucket = super::member_of(bucket_expr(v), &wanted);
+                let in_bucket = super::member_of(bucket_expr(v, shift), &wanted);
                 let mut cols = key_exprs(&self.fine);
                 cols.push(
                     when(in_bucket)
@@ -296,6 +329,89 @@ impl Ranks {
                     .with_columns(keys_as_text(&self.fine))
             })
             .collect()
+    }
+
+    /// The values whose needed buckets hold more than `REFINE_ABOVE` rows: pass 2 would
+    /// hold too many distinct values of theirs.
+    fn to_refine(&self) -> Vec<usize> {
+        (0..self.values.len())
+            .filter(|&vi| {
+                self.shift[vi] == BUCKET_SHIFT && self.needed_rows[vi] > self.refine_above
+            })
+            .collect()
+    }
+
+    /// Between passes 1 and 2, only where a value's needed buckets hold many rows: per such
+    /// value, the rows of those buckets per finer bucket (512 to a bucket), one query each,
+    /// to be collected together and given to `refined`. None for a small log.
+    pub fn refine_queries(&self, lf: &LazyFrame) -> Vec<LazyFrame> {
+        self.to_refine()
+            .into_iter()
+            .map(|vi| {
+                let v = self.values[vi].as_str();
+                let wanted = Series::new(
+                    "b".into(),
+                    self.needed[vi].iter().copied().collect::<Vec<i64>>(),
+                );
+                let mut cols = key_exprs(&self.fine);
+                cols.push(
+                    when(super::member_of(bucket_expr(v, BUCKET_SHIFT), &wanted))
+                        .then(bucket_expr(v, FINE_SHIFT))
+                        .otherwise(lit(NULL).cast(DataType::Int64))
+                        .alias(BUCKET_COL),
+                );
+                let mut by = key_exprs(&self.fine);
+                by.push(col(BUCKET_COL));
+                lf.clone()
+                    .select(cols)
+                    .filter(col(BUCKET_COL).is_not_null())
+                    .group_by(by)
+                    .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+                    .with_columns(keys_as_text(&self.fine))
+            })
+            .collect()
+    }
+
+    /// Each rank of a refined value moved to its finer bucket, from the frames of
+    /// `refine_queries` (in order): pass 2 then keeps only the rows of those.
+    pub fn refined(&mut self, frames: &[DataFrame]) -> PolarsResult<()> {
+        let per_bucket = 1i64 << (BUCKET_SHIFT - FINE_SHIFT);
+        for (vi, df) in self.to_refine().into_iter().zip(frames) {
+            // Per level: (key, bucket) → finer bucket → rows.
+            let mut rolled: Vec<BTreeMap<(Key, i64), Counts>> =
+                vec![BTreeMap::new(); self.levels.len()];
+            let keys = key_columns(df, &self.fine)?;
+            let fines = df.column(BUCKET_COL)?.i64()?;
+            let counts = df.column(COUNT_COL)?.u64()?;
+            for (row, key) in keys.iter().enumerate() {
+                let Some(f) = fines.get(row) else { continue };
+                let count = counts.get(row).unwrap_or(0);
+                for (li, level) in self.levels.iter().enumerate() {
+                    *rolled[li]
+                        .entry((project(key, level), f.div_euclid(per_bucket)))
+                        .or_default()
+                        .entry(f)
+                        .or_default() += count;
+                }
+            }
+            let mut needed = BTreeSet::new();
+            for p in self.pending.iter_mut().filter(|p| p.value == vi) {
+                for r in [&mut p.lower, &mut p.upper] {
+                    let hist = &rolled[p.level][&(p.key.clone(), r.bucket)];
+                    *r = locate(hist, r.offset);
+                    needed.insert(r.bucket);
+                }
+            }
+            self.needed[vi] = needed;
+            self.shift[vi] = FINE_SHIFT;
+        }
+        Ok(())
+    }
+
+    /// `refine_queries` and `refined` in one pass of their own.
+    pub fn refine(&mut self, lf: &LazyFrame) -> PolarsResult<()> {
+        let frames = collect_all(self.refine_queries(lf))?;
+        self.refined(&frames)
     }
 
     /// p50/p95/p99 (the ranks `locate` found), from pass 2's frames.
@@ -335,7 +451,7 @@ impl Ranks {
                 let count = counts.get(row).unwrap_or(0);
                 for (li, level) in self.levels.iter().enumerate() {
                     *found[li]
-                        .entry((project(key, level), vi, bucket_of(x)))
+                        .entry((project(key, level), vi, bucket_of(x, self.shift[vi])))
                         .or_default()
                         .entry(order_key(x))
                         .or_default() += count;
@@ -410,7 +526,7 @@ mod tests {
         ];
         for w in xs.windows(2) {
             assert!(order_key(w[0]) < order_key(w[1]), "{} < {}", w[0], w[1]);
-            assert!(bucket_of(w[0]) <= bucket_of(w[1]));
+            assert!(bucket_of(w[0], BUCKET_SHIFT) <= bucket_of(w[1], BUCKET_SHIFT));
         }
         for x in xs {
             assert_eq!(from_order_key(order_key(x)).to_bits(), x.to_bits());
@@ -426,7 +542,7 @@ mod tests {
         let df = df!("x" => xs.clone()).unwrap();
         let got = df
             .lazy()
-            .select([bucket_expr("x").alias("b")])
+            .select([bucket_expr("x", BUCKET_SHIFT).alias("b")])
             .collect()
             .unwrap();
         let got: Vec<i64> = got
@@ -438,7 +554,7 @@ mod tests {
             .collect();
         let want: Vec<i64> = xs
             .iter()
-            .map(|x| bucket_of(if *x == 0.0 { 0.0 } else { *x }))
+            .map(|x| bucket_of(if *x == 0.0 { 0.0 } else { *x }, BUCKET_SHIFT))
             .collect();
         assert_eq!(got, want);
     }
@@ -477,6 +593,47 @@ mod tests {
             .map(|&q| crate::stats::quantile7(&sorted, q).map(round3))
             .collect();
         assert_eq!(got.at, want);
+    }
+
+    /// Refined buckets (a large log's pass 2) give the same quantiles, at every level.
+    #[test]
+    fn refined_buckets_give_the_same_quantiles() {
+        let n = 4000usize;
+        let mut g = vec![];
+        let mut x: Vec<Option<f64>> = vec![];
+        let mut seed = 9u64;
+        for i in 0..n {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (seed >> 11) as f64 / (1u64 << 53) as f64;
+            g.push(["a", "b"][i % 2]);
+            x.push(match i % 9 {
+                0 => None,
+                1 => Some(700.0),
+                2 => Some(-r * 50.0),
+                _ => Some(1000.0 + r * 3.0),
+            });
+        }
+        let lf = df!("g" => g, "x" => x).unwrap().lazy();
+        let fine = vec!["g".to_string()];
+        let levels = vec![vec![], vec![0]];
+        let values = ["x".to_string()];
+        let qs: Vec<f64> = (0..=20).map(|k| k as f64 / 20.0).collect();
+        let run = |refine: bool| {
+            let hist = collect_all(histogram_queries(&lf, &fine, &values)).unwrap();
+            let mut ranks = Ranks::locate_at(&hist, &fine, &levels, &values, &qs).unwrap();
+            if refine {
+                ranks.refine_above = 0;
+                assert_eq!(ranks.to_refine(), vec![0]);
+            }
+            ranks.refine(&lf).unwrap();
+            let exact = collect_all(ranks.queries(&lf)).unwrap();
+            ranks.finish_quantiles(&exact).unwrap()
+        };
+        let (plain, refined) = (run(false), run(true));
+        assert_eq!(plain, refined);
+        assert!(plain[1].len() == 2 && plain[1].values().all(|q| q[0].n > 1000));
     }
 
     /// Against polars' own in-memory quantile, on values spread over many buckets, piled

@@ -497,20 +497,17 @@ fn summarize(
     let mut ranks = exact::Ranks::locate(&first, &pct_keys, &levels, &values)?;
     // On a large log, the buckets holding the ranks made finer first (a pass of their own).
     ranks.refine(&plan.lf)?;
-    // The second: the values at the ranks, and the data-quality examples' first look.
-    let exact_queries = ranks.queries(&plan.lf);
-    let n_exact = exact_queries.len();
-    let mut second = exact_queries;
-    // Examples only of the checks that flagged a row: a clean log's second pass then
-    // reads no id and parses no timestamp.
+    // The second: the values at the ranks.
+    let second = stats::collect_all(ranks.queries(&plan.lf))?;
+    // Then the data-quality examples' first look, only of the checks that flagged a row (a
+    // clean log has none), in a scan of their own: on the values' scan, which buffers for
+    // its slowest reader, that pass grew to 14.7 GB on 100M requests; apart, under 1.6 GB.
     let flagged: Vec<quality::Check> = quality::ALL
         .iter()
         .filter(|c| tally.total(&quality::column(c)).is_ok_and(|n| n > 0))
         .cloned()
         .collect();
-    second.extend(quality::example_queries(&plan.lf, &flagged));
-    let mut second = stats::collect_all(second)?;
-    let first_examples = second.split_off(n_exact);
+    let first_examples = stats::collect_all(quality::example_queries(&plan.lf, &flagged))?;
     let mut pcts = ranks.finish(&second)?;
     let by_group = pcts.pop().expect("three levels");
     let by_class = pcts.pop().expect("three levels");

@@ -299,36 +299,47 @@ impl Ranks {
     /// Pass 2: per value with a needed bucket, only the rows in those buckets, one row
     /// per distinct (fine key, value). To be collected together, in order.
     pub fn queries(&self, lf: &LazyFrame) -> Vec<LazyFrame> {
-        self.values
-            .iter()
-            .zip(&self.needed)
-            .zip(&self.shift)
-            .filter(|((_, needed), _)| !needed.is_empty())
-            .map(|((v, needed), &shift)| {
-                let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
-                // The value where it is in a wanted bucket, kept where it is not null.
-                // Filtered after the projection, not on the bucket itself: that filter
-                // would be pushed down into the subplan the pass's queries share, to
-                // meet a predicate the plan has (an incident window, explain's cohort),
-                // and each query would then read the file for itself.
-                let in_bucket = super::member_of(bucket_expr(v, shift), &wanted);
-                let mut cols = key_exprs(&self.fine);
-                cols.push(
-                    when(in_bucket)
-                        .then(value_expr(v))
-                        .otherwise(lit(NULL).cast(DataType::Float64))
-                        .alias(VALUE_COL),
-                );
-                let mut by = key_exprs(&self.fine);
-                by.push(col(VALUE_COL));
-                lf.clone()
-                    .select(cols)
-                    .filter(col(VALUE_COL).is_not_null())
-                    .group_by(by)
-                    .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-                    .with_columns(keys_as_text(&self.fine))
+        (0..self.values.len())
+            .filter(|&vi| !self.needed[vi].is_empty())
+            .map(|vi| {
+                let what = value_expr(&self.values[vi]);
+                self.in_needed(lf, vi, what, DataType::Float64, VALUE_COL)
             })
             .collect()
+    }
+
+    /// Rows per (fine key, `what`) among the rows of value `vi` in its needed buckets.
+    fn in_needed(
+        &self,
+        lf: &LazyFrame,
+        vi: usize,
+        what: Expr,
+        dtype: DataType,
+        name: &str,
+    ) -> LazyFrame {
+        let needed = &self.needed[vi];
+        let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
+        // `what` where the value is in a wanted bucket, kept where it is not null.
+        // Filtered after the projection, not on the bucket itself: that filter would be
+        // pushed down into the subplan the pass's queries share, to meet a predicate the
+        // plan has (an incident window, explain's cohort), and each query would then read
+        // the file for itself.
+        let bucket = bucket_expr(&self.values[vi], self.shift[vi]);
+        let mut cols = key_exprs(&self.fine);
+        cols.push(
+            when(super::member_of(bucket, &wanted))
+                .then(what)
+                .otherwise(lit(NULL).cast(dtype))
+                .alias(name),
+        );
+        let mut by = key_exprs(&self.fine);
+        by.push(col(name));
+        lf.clone()
+            .select(cols)
+            .filter(col(name).is_not_null())
+            .group_by(by)
+            .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+            .with_columns(keys_as_text(&self.fine))
     }
 
     /// The values whose needed buckets hold more than `REFINE_ABOVE` rows: pass 2 would
@@ -348,26 +359,8 @@ impl Ranks {
         self.to_refine()
             .into_iter()
             .map(|vi| {
-                let v = self.values[vi].as_str();
-                let wanted = Series::new(
-                    "b".into(),
-                    self.needed[vi].iter().copied().collect::<Vec<i64>>(),
-                );
-                let mut cols = key_exprs(&self.fine);
-                cols.push(
-                    when(super::member_of(bucket_expr(v, BUCKET_SHIFT), &wanted))
-                        .then(bucket_expr(v, FINE_SHIFT))
-                        .otherwise(lit(NULL).cast(DataType::Int64))
-                        .alias(BUCKET_COL),
-                );
-                let mut by = key_exprs(&self.fine);
-                by.push(col(BUCKET_COL));
-                lf.clone()
-                    .select(cols)
-                    .filter(col(BUCKET_COL).is_not_null())
-                    .group_by(by)
-                    .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-                    .with_columns(keys_as_text(&self.fine))
+                let what = bucket_expr(&self.values[vi], FINE_SHIFT);
+                self.in_needed(lf, vi, what, DataType::Int64, BUCKET_COL)
             })
             .collect()
     }
@@ -510,6 +503,14 @@ fn from_order_key(k: i64) -> f64 {
 mod tests {
     use super::*;
 
+    /// A uniform draw in [0, 1) from a seeded linear congruential stream.
+    fn uniform(seed: &mut u64) -> f64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     #[test]
     fn order_keys_keep_the_order_of_floats() {
         let xs = [
@@ -566,10 +567,7 @@ mod tests {
         let mut seed = 7u64;
         let mut x: Vec<Option<f64>> = vec![];
         for i in 0..3001 {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = (seed >> 11) as f64 / (1u64 << 53) as f64;
+            let r = uniform(&mut seed);
             x.push(match i % 5 {
                 0 => None,
                 1 => Some(250.0),
@@ -603,10 +601,7 @@ mod tests {
         let mut x: Vec<Option<f64>> = vec![];
         let mut seed = 9u64;
         for i in 0..n {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = (seed >> 11) as f64 / (1u64 << 53) as f64;
+            let r = uniform(&mut seed);
             g.push(["a", "b"][i % 2]);
             x.push(match i % 9 {
                 0 => None,
@@ -646,10 +641,7 @@ mod tests {
         let mut x: Vec<Option<f64>> = vec![];
         let mut seed = 42u64;
         for i in 0..n {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = (seed >> 11) as f64 / (1u64 << 53) as f64;
+            let r = uniform(&mut seed);
             g.push(["a", "b", "c"][i % 3]);
             h.push(if i % 7 == 0 { "x" } else { "y" });
             x.push(match i % 10 {

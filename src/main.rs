@@ -12,7 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// The rows of a group that does not fit are held until the input ends, and a histogram
 /// pass groups by class and bucket, thousands of groups per metric: with the default,
 /// `analyze` on 100M requests held 11 GB by the end of its first pass, growing with the
-/// rows; with 2^18 the pass stayed between 2.3 and 3.1 GB. The table is a few megabytes per
+/// rows; with 2^18 the pass stayed between 2.1 and 3.1 GB. The table is a few megabytes per
 /// thread and group-by.
 const HOT_TABLE_SIZE: &str = "262144";
 

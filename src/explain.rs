@@ -19,9 +19,11 @@ use crate::error::{Error, Result};
 use crate::ids;
 use crate::plan::{self, Plan};
 use crate::quality;
-use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
+use crate::ruleset::compile::{self, Compiler, CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
+use crate::ruleset::timeline::GATEWAY_POINTS;
 use crate::ruleset::types::{self, Arith, Cmp, Func, Node, Ty};
 use crate::ruleset::RuleSet;
+use crate::ruleset::{Metric, Rule};
 use crate::source::{self, AroundRows, Locations, ROW_COL, SOURCE_COL};
 use crate::stats::{self, exact};
 use crate::summary::{round3, tool, BadRows, ClientIds, Pct, RulesInfo, Window};
@@ -72,10 +74,6 @@ impl Value {
             Value::Flag(b) => Some(*b),
             _ => None,
         }
-    }
-
-    fn is_missing(&self) -> bool {
-        matches!(self, Value::Missing)
     }
 
     fn rounded(self) -> Value {
@@ -160,6 +158,9 @@ pub struct Timeline {
     /// t0 → t1 and how it was obtained.
     pub t1_offset_ms: Option<f64>,
     pub t1_offset_estimated: bool,
+    /// How the t1 offset was obtained (a field, or the rule table's metric), or why it
+    /// could not be.
+    pub t1_offset_from: String,
     pub phases: Vec<Phase>,
 }
 
@@ -636,6 +637,9 @@ struct Ctx<'a> {
     uncomputable: &'a [String],
     params: BTreeMap<String, f64>,
     timestamps: Option<Int64Chunked>,
+    /// Every rule's elementary conditions, both sides and the result, evaluated on `df`
+    /// by the compiled expressions (`checks_frame`).
+    checks: DataFrame,
 }
 
 struct Row<'a> {
@@ -718,6 +722,7 @@ impl<'a> Ctx<'a> {
             uncomputable,
             params: rules.param_values(),
             timestamps,
+            checks: checks_frame(rules, df)?,
         })
     }
 
@@ -779,9 +784,10 @@ impl<'a> Ctx<'a> {
             .rules
             .rules
             .iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(k, r)| {
                 let matched = tags.iter().any(|t| t == &r.class);
-                self.evidence(&row, r, matched, r.class == class)
+                self.evidence(&row, k, matched, r.class == class)
             })
             .collect();
         Ok(Explained {
@@ -795,19 +801,15 @@ impl<'a> Ctx<'a> {
             tags,
             class_rule,
             data_quality,
-            timeline: timeline(&row),
+            timeline: timeline(self.rules, &row),
             rules,
             cohort: self.cohort(&row)?,
         })
     }
 
-    fn evidence(
-        &self,
-        row: &Row,
-        rule: &crate::ruleset::Rule,
-        matched: bool,
-        gives_class: bool,
-    ) -> RuleEvidence {
+    /// The evidence of the `r`-th rule of the table on `row`.
+    fn evidence(&self, row: &Row, r: usize, matched: bool, gives_class: bool) -> RuleEvidence {
+        let rule = &self.rules.rules[r];
         let mut names = vec![];
         leaves(&rule.node, &mut names);
         let mut values = vec![];
@@ -843,40 +845,31 @@ impl<'a> Ctx<'a> {
                 _ => {}
             }
         }
-        let mut atoms = vec![];
-        conditions(&rule.node, &mut atoms);
-        let eval = Eval {
-            row,
-            params: &self.params,
+        let checked = Row {
+            df: &self.checks,
+            i: row.i,
         };
-        let mut seen = std::collections::BTreeSet::new();
-        atoms.retain(|a| seen.insert(sql(a)));
-        let checks = atoms
+        let checks = atoms(rule)
             .into_iter()
-            .map(|atom| {
+            .enumerate()
+            .map(|(k, atom)| {
                 let mut used = vec![];
                 leaves(atom, &mut used);
                 let estimated = used.iter().any(|n| match n {
                     Node::Metric(m) => row.estimated(m),
                     _ => false,
                 });
-                let (op, left, right) = match atom {
-                    Node::Cmp(op, a, b) => (
-                        Some(cmp_text(*op).to_string()),
-                        eval.eval(a).rounded(),
-                        Some(eval.eval(b).rounded()),
-                    ),
-                    Node::IsNull { expr, .. }
-                    | Node::Truth { expr, .. }
-                    | Node::InList { expr, .. } => (None, eval.eval(expr).rounded(), None),
-                    other => (None, eval.eval(other).rounded(), None),
+                let value = |side: Side| checked.get(&check_column(r, k, side)).rounded();
+                let op = match atom {
+                    Node::Cmp(op, ..) => Some(cmp_text(*op).to_string()),
+                    _ => None,
                 };
                 CheckResult {
                     expr: sql(atom),
+                    right: op.as_ref().map(|_| value(Side::Right)),
                     op,
-                    left,
-                    right,
-                    result: eval.eval(atom),
+                    left: value(Side::Left),
+                    result: checked.get(&check_column(r, k, Side::Result)),
                     estimated,
                 }
             })
@@ -993,31 +986,6 @@ fn point_field(event: Event) -> Option<(&'static str, Event)> {
     })
 }
 
-const EVENTS: [Event; 8] = [
-    Event::T0,
-    Event::T1,
-    Event::T2,
-    Event::T3,
-    Event::T4,
-    Event::T5,
-    Event::T6,
-    Event::T7,
-];
-
-/// What happens between two consecutive points.
-fn phase_name(a: Event, b: Event) -> &'static str {
-    match (a, b) {
-        (Event::T0, Event::T1) => "gateway before upstream",
-        (Event::T1, Event::T2) => "upstream headers",
-        (Event::T2, Event::T3) => "headers → first event",
-        (Event::T3, Event::T4) => "first event → effective",
-        (Event::T4, Event::T5) => "action → visible text",
-        (Event::T5, Event::T6) => "visible generation",
-        (Event::T6, Event::T7) => "gateway after upstream",
-        _ => "",
-    }
-}
-
 /// A timeline point as the row has it.
 #[derive(Debug, Clone)]
 struct Point {
@@ -1026,62 +994,79 @@ struct Point {
     field: Option<&'static str>,
     origin: Event,
     raw: Option<f64>,
-    /// On the t0 clock, with whether that rests on the estimated t1 offset.
+    /// On the t0 clock, with whether that rests on an estimate.
     t0: Option<(f64, bool)>,
-    /// How `t0` was obtained.
+    /// How `t0` was obtained, or why the point could not be placed.
     t0_text: String,
 }
 
-struct Clock {
+/// A metric as `explain` names it: its name and its expression.
+fn defined(m: &Metric) -> String {
+    format!("{} = {}", m.name, sql(&m.node))
+}
+
+/// The row's timeline points. Placing a point on the t0 clock is the rule table's work:
+/// its own field when that counts from t0, otherwise the table's metric from t0 to it
+/// (`RuleSet::metric_between`, e.g. `headers_at_ms`), with that metric's estimate flag.
+struct Clock<'r> {
+    rules: &'r RuleSet,
     points: Vec<Point>,
     local: Vec<(&'static str, Option<f64>)>,
 }
 
-impl Clock {
-    fn of(row: &Row) -> Clock {
+impl<'r> Clock<'r> {
+    fn of(rules: &'r RuleSet, row: &Row) -> Clock<'r> {
         let local: Vec<(&'static str, Option<f64>)> = catalogue::FIELDS
             .iter()
             .filter(|f| f.kind == Kind::Phase)
             .map(|f| (f.name, row.num(f.name)))
             .collect();
-        let mut points: Vec<Point> = vec![];
-        for e in EVENTS {
-            if e == Event::T0 {
-                points.push(Point {
-                    event: e,
-                    field: None,
-                    origin: Event::T0,
-                    raw: Some(0.0),
-                    t0: Some((0.0, false)),
-                    t0_text: "0".into(),
-                });
-                continue;
-            }
+        let mut points: Vec<Point> = vec![Point {
+            event: Event::T0,
+            field: None,
+            origin: Event::T0,
+            raw: Some(0.0),
+            t0: Some((0.0, false)),
+            t0_text: "0".into(),
+        }];
+        for e in GATEWAY_POINTS.into_iter().skip(1) {
             let Some((field, origin)) = point_field(e) else {
                 continue;
             };
             let raw = row.num(field);
-            let (t0, t0_text) = match raw {
-                Some(v) if origin == Event::T0 => (Some((v, false)), field.to_string()),
-                Some(v) => {
-                    let base = points.iter().find(|p| p.event == origin);
-                    match base.and_then(|b| b.t0.map(|t| (t, b.t0_text.clone()))) {
-                        Some(((o, est), text)) => {
-                            (Some((o + v, est)), format!("({field} + {text})"))
-                        }
-                        None => (None, String::new()),
-                    }
-                }
-                // The t1 offset falls back on the local phases, as an estimate.
-                None if e == Event::T1 => {
-                    let sum: Option<f64> = local.iter().map(|(_, v)| *v).sum();
-                    let names: Vec<&str> = local.iter().map(|(n, _)| *n).collect();
-                    match sum {
-                        Some(s) if !local.is_empty() => (Some((s, true)), names.join(" + ")),
-                        _ => (None, String::new()),
-                    }
-                }
-                None => (None, String::new()),
+            let metric = rules.metric_between(Event::T0, e);
+            // The metric, unless it is no more than the field itself.
+            let metric = metric.filter(|m| m.node != Node::Field(field.to_string()));
+            let (t0, t0_text) = match (raw, metric) {
+                (Some(v), _) if origin == Event::T0 => (Some((v, false)), field.to_string()),
+                (_, Some(m)) => match row.num(&m.name) {
+                    Some(v) => (Some((v, row.estimated(&m.name))), defined(m)),
+                    None if raw.is_none() && origin == Event::T0 => (
+                        None,
+                        format!(
+                            "{} not logged ({field}), and {} has no value",
+                            e.short(),
+                            defined(m)
+                        ),
+                    ),
+                    None if raw.is_none() => (None, format!("{} not logged ({field})", e.short())),
+                    None => (
+                        None,
+                        format!(
+                            "{} not on the t0 clock: {} has no value",
+                            e.short(),
+                            defined(m)
+                        ),
+                    ),
+                },
+                (None, None) => (None, format!("{} not logged ({field})", e.short())),
+                (Some(_), None) => (
+                    None,
+                    format!(
+                        "{} not on the t0 clock: the rule table has no metric from t0 to it",
+                        e.short()
+                    ),
+                ),
             };
             points.push(Point {
                 event: e,
@@ -1092,7 +1077,11 @@ impl Clock {
                 t0_text,
             });
         }
-        Clock { points, local }
+        Clock {
+            rules,
+            points,
+            local,
+        }
     }
 
     fn point(&self, e: Event) -> Option<&Point> {
@@ -1100,24 +1089,28 @@ impl Clock {
     }
 
     /// The span from `a` to `b`: (ms, estimated, computed from) or why it cannot be had.
-    fn span(&self, a: &Point, b: &Point) -> std::result::Result<(f64, bool, String), String> {
+    fn span(
+        &self,
+        row: &Row,
+        a: &Point,
+        b: &Point,
+    ) -> std::result::Result<(f64, bool, String), String> {
+        // The rule table's metric for this stretch, when the row has it.
+        if let Some(m) = self.rules.metric_between(a.event, b.event) {
+            if let Some(v) = row.num(&m.name) {
+                return Ok((v, row.estimated(&m.name), defined(m)));
+            }
+        }
         // Counted from `a` itself (t1 → t2 from upstream_headers_ms): exact, whether or not
         // `a` can be placed on the t0 clock.
         if let (Some(rb), true) = (b.raw, b.origin == a.event) {
             let f = b.field.unwrap_or("?");
             return Ok((rb, false, format!("{f} (ms since {})", a.event.short())));
         }
-        let missing: Vec<String> = [a, b]
+        let missing: Vec<&str> = [a, b]
             .iter()
             .filter(|p| p.t0.is_none() && p.raw.is_none())
-            .map(|p| match (p.field, p.event) {
-                (_, Event::T1) => format!(
-                    "{} not on the t0 clock: no upstream_start_ms and the local phases are not all logged",
-                    p.event.short()
-                ),
-                (Some(f), _) => format!("{} not logged ({f})", p.event.short()),
-                (None, _) => format!("{} not logged", p.event.short()),
-            })
+            .map(|p| p.t0_text.as_str())
             .collect();
         if !missing.is_empty() {
             return Err(missing.join("; "));
@@ -1128,7 +1121,7 @@ impl Clock {
                 return Ok((
                     rb - ra,
                     false,
-                    format!("{fb} − {fa} (both ms since {})", a.origin.short()),
+                    format!("{fb} - {fa} (both ms since {})", a.origin.short()),
                 ));
             }
         }
@@ -1136,35 +1129,24 @@ impl Clock {
         match (a.t0, b.t0) {
             (Some((ta, ea)), Some((tb, eb))) => {
                 let text = if a.event == Event::T0 {
-                    strip_parens(&b.t0_text).to_string()
+                    b.t0_text.clone()
                 } else {
-                    format!("{} − {}", b.t0_text, a.t0_text)
+                    format!("({}) - ({})", b.t0_text, a.t0_text)
                 };
                 Ok((tb - ta, ea || eb, text))
             }
-            _ => {
-                let unplaced: Vec<&str> = [a, b]
-                    .iter()
-                    .filter(|p| p.t0.is_none())
-                    .map(|p| p.event.short())
-                    .collect();
-                Err(format!(
-                    "{} not on the t0 clock: no upstream_start_ms and the local phases are not all logged",
-                    unplaced.join(", ")
-                ))
-            }
+            _ => Err([a, b]
+                .iter()
+                .filter(|p| p.t0.is_none())
+                .map(|p| p.t0_text.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")),
         }
     }
 }
 
-fn strip_parens(text: &str) -> &str {
-    text.strip_prefix('(')
-        .and_then(|t| t.strip_suffix(')'))
-        .unwrap_or(text)
-}
-
-fn timeline(row: &Row) -> Timeline {
-    let clock = Clock::of(row);
+fn timeline(rules: &RuleSet, row: &Row) -> Timeline {
+    let clock = Clock::of(rules, row);
     let mut phases = vec![];
 
     // The local phases, in sequence from t0.
@@ -1194,14 +1176,14 @@ fn timeline(row: &Row) -> Timeline {
     let mut run_start: Option<usize> = None;
     let bridge = |phases: &mut Vec<Phase>, s: usize, end: usize| {
         if end > s + 1 {
-            let b = timeline_phase(&clock, &pts[s], &pts[end], PhaseKind::Bridge);
+            let b = timeline_phase(&clock, row, &pts[s], &pts[end], PhaseKind::Bridge);
             if b.start_ms.is_some() {
                 phases.push(b);
             }
         }
     };
     for k in 0..pts.len().saturating_sub(1) {
-        let phase = timeline_phase(&clock, &pts[k], &pts[k + 1], PhaseKind::Timeline);
+        let phase = timeline_phase(&clock, row, &pts[k], &pts[k + 1], PhaseKind::Timeline);
         if phase.start_ms.is_none() {
             run_start.get_or_insert(k);
         } else if let Some(s) = run_start.take() {
@@ -1214,7 +1196,7 @@ fn timeline(row: &Row) -> Timeline {
     }
 
     let t7 = clock.point(Event::T7).and_then(|p| p.t0);
-    let t1 = clock.point(Event::T1).and_then(|p| p.t0);
+    let t1 = clock.point(Event::T1);
     let latest = phases
         .iter()
         .filter_map(|p| p.end_ms)
@@ -1222,13 +1204,14 @@ fn timeline(row: &Row) -> Timeline {
     Timeline {
         end_to_end_ms: t7.map(|(v, _)| round3(v)),
         scale_ms: t7.map(|(v, _)| round3(v)).or(latest),
-        t1_offset_ms: t1.map(|(v, _)| round3(v)),
-        t1_offset_estimated: t1.is_some_and(|(_, e)| e),
+        t1_offset_ms: t1.and_then(|p| p.t0).map(|(v, _)| round3(v)),
+        t1_offset_estimated: t1.and_then(|p| p.t0).is_some_and(|(_, e)| e),
+        t1_offset_from: t1.map(|p| p.t0_text.clone()).unwrap_or_default(),
         phases,
     }
 }
 
-fn timeline_phase(clock: &Clock, a: &Point, b: &Point, kind: PhaseKind) -> Phase {
+fn timeline_phase(clock: &Clock, row: &Row, a: &Point, b: &Point, kind: PhaseKind) -> Phase {
     let span = format!("{}→{}", a.event.short(), b.event.short());
     let name = match kind {
         PhaseKind::Bridge => {
@@ -1240,13 +1223,17 @@ fn timeline_phase(clock: &Clock, a: &Point, b: &Point, kind: PhaseKind) -> Phase
                 .collect();
             format!("across {}", inside.join(", "))
         }
-        _ => phase_name(a.event, b.event).to_string(),
+        // The rule table's name for the stretch, when it has one.
+        _ => clock
+            .rules
+            .metric_between(a.event, b.event)
+            .map_or_else(|| span.clone(), |m| m.name.clone()),
     };
     let placed = match (a.t0, b.t0) {
         (Some((s, _)), Some((e, _))) => (Some(round3(s)), Some(round3(e))),
         _ => (None, None),
     };
-    match clock.span(a, b) {
+    match clock.span(row, a, b) {
         Ok((ms, estimated, from)) => Phase {
             name,
             kind,
@@ -1314,133 +1301,63 @@ fn conditions<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
     }
 }
 
-struct Eval<'r, 'a> {
-    row: &'r Row<'a>,
-    params: &'r BTreeMap<String, f64>,
+/// A rule's elementary conditions as its evidence lists them: in order, each once.
+fn atoms(rule: &Rule) -> Vec<&Node> {
+    let mut atoms = vec![];
+    conditions(&rule.node, &mut atoms);
+    let mut seen = std::collections::BTreeSet::new();
+    atoms.retain(|a| seen.insert(sql(a)));
+    atoms
 }
 
-impl Eval<'_, '_> {
-    /// SQL semantics as the compiler gives them: null propagates, AND/OR are three-valued,
-    /// division by zero is null.
-    fn eval(&self, node: &Node) -> Value {
-        match node {
-            Node::Field(n) | Node::Metric(n) => self.row.get(n),
-            Node::Param(n) => self
-                .params
-                .get(n)
-                .map_or(Value::Missing, |v| Value::Number(*v)),
-            Node::Num(x) => Value::Number(*x),
-            Node::Str(s) => Value::Text(s.clone()),
-            Node::Bool(b) => Value::Flag(*b),
-            Node::Arith(op, a, b) => match (self.eval(a).number(), self.eval(b).number()) {
-                (Some(x), Some(y)) => match op {
-                    Arith::Add => Value::Number(x + y),
-                    Arith::Sub => Value::Number(x - y),
-                    Arith::Mul => Value::Number(x * y),
-                    Arith::Div if y == 0.0 => Value::Missing,
-                    Arith::Div => Value::Number(x / y),
-                },
-                _ => Value::Missing,
-            },
-            Node::Cmp(op, a, b) => compare(*op, &self.eval(a), &self.eval(b)),
-            Node::And(a, b) => match (self.eval(a).flag(), self.eval(b).flag()) {
-                (Some(false), _) | (_, Some(false)) => Value::Flag(false),
-                (Some(true), Some(true)) => Value::Flag(true),
-                _ => Value::Missing,
-            },
-            Node::Or(a, b) => or(self.eval(a).flag(), self.eval(b).flag()),
-            Node::Not(a) => self
-                .eval(a)
-                .flag()
-                .map_or(Value::Missing, |b| Value::Flag(!b)),
-            Node::Neg(a) => self
-                .eval(a)
-                .number()
-                .map_or(Value::Missing, |x| Value::Number(-x)),
-            Node::IsNull { expr, negated } => Value::Flag(self.eval(expr).is_missing() != *negated),
-            Node::Truth {
-                expr,
-                value,
-                negated,
-            } => Value::Flag((self.eval(expr).flag() == Some(*value)) != *negated),
-            Node::InList {
-                expr,
-                list,
-                negated,
-            } => {
-                let v = self.eval(expr);
-                let any = list.iter().fold(Value::Flag(false), |acc, item| {
-                    or(acc.flag(), compare(Cmp::Eq, &v, &self.eval(item)).flag())
-                });
-                match (any.flag(), negated) {
-                    (Some(b), true) => Value::Flag(!b),
-                    _ => any,
-                }
+/// The parts of a condition its evidence shows.
+#[derive(Clone, Copy)]
+enum Side {
+    /// A comparison's left side, or the tested expression.
+    Left,
+    /// A comparison's right side.
+    Right,
+    /// The condition itself: true, false or null.
+    Result,
+}
+
+/// The column of `checks_frame` holding `side` of rule `r`'s condition `k` (`atoms`).
+fn check_column(r: usize, k: usize, side: Side) -> String {
+    let side = match side {
+        Side::Left => "left",
+        Side::Right => "right",
+        Side::Result => "result",
+    };
+    format!("__check_{r}_{k}_{side}")
+}
+
+/// Every rule's conditions evaluated on `rows` (the few explained), by the same compiled
+/// expressions that classify the log: the evidence shown is the evaluation that matched.
+fn checks_frame(rules: &RuleSet, rows: &DataFrame) -> PolarsResult<DataFrame> {
+    let params = rules.param_values();
+    let estimated = compile::estimated_metrics(rules);
+    let c = Compiler::new(&params, &estimated);
+    let mut exprs = vec![];
+    for (r, rule) in rules.rules.iter().enumerate() {
+        for (k, atom) in atoms(rule).into_iter().enumerate() {
+            let (left, right) = match atom {
+                Node::Cmp(_, a, b) => (a.as_ref(), Some(b.as_ref())),
+                Node::IsNull { expr, .. }
+                | Node::Truth { expr, .. }
+                | Node::InList { expr, .. } => (expr.as_ref(), None),
+                other => (other, None),
+            };
+            exprs.push(c.value(left).alias(check_column(r, k, Side::Left)));
+            if let Some(right) = right {
+                exprs.push(c.value(right).alias(check_column(r, k, Side::Right)));
             }
-            Node::Call { func, args, .. } => {
-                let vals: Vec<Value> = args.iter().map(|a| self.eval(a)).collect();
-                match func {
-                    Func::Coalesce => vals
-                        .into_iter()
-                        .find(|v| !v.is_missing())
-                        .unwrap_or(Value::Missing),
-                    Func::Abs => vals
-                        .first()
-                        .and_then(Value::number)
-                        .map_or(Value::Missing, |x| Value::Number(x.abs())),
-                    Func::Greatest | Func::Least => {
-                        let nums: Option<Vec<f64>> = vals.iter().map(Value::number).collect();
-                        match nums {
-                            Some(v) if !v.is_empty() => Value::Number(
-                                v.into_iter()
-                                    .reduce(|a, b| {
-                                        if *func == Func::Greatest {
-                                            a.max(b)
-                                        } else {
-                                            a.min(b)
-                                        }
-                                    })
-                                    .unwrap_or(f64::NAN),
-                            ),
-                            _ => Value::Missing,
-                        }
-                    }
-                }
-            }
+            exprs.push(c.value(atom).alias(check_column(r, k, Side::Result)));
         }
     }
-}
-
-fn or(a: Option<bool>, b: Option<bool>) -> Value {
-    match (a, b) {
-        (Some(true), _) | (_, Some(true)) => Value::Flag(true),
-        (Some(false), Some(false)) => Value::Flag(false),
-        _ => Value::Missing,
+    if exprs.is_empty() {
+        return Ok(DataFrame::empty());
     }
-}
-
-fn compare(op: Cmp, a: &Value, b: &Value) -> Value {
-    use std::cmp::Ordering;
-    let ord: Option<Ordering> = match (a, b) {
-        (Value::Text(x), Value::Text(y)) => Some(x.cmp(y)),
-        (Value::Flag(x), Value::Flag(y)) => Some(x.cmp(y)),
-        (Value::Missing, _) | (_, Value::Missing) => None,
-        _ => match (a.number(), b.number()) {
-            (Some(x), Some(y)) => x.partial_cmp(&y),
-            _ => None,
-        },
-    };
-    match ord {
-        None => Value::Missing,
-        Some(o) => Value::Flag(match op {
-            Cmp::Eq => o == Ordering::Equal,
-            Cmp::NotEq => o != Ordering::Equal,
-            Cmp::Lt => o == Ordering::Less,
-            Cmp::LtEq => o != Ordering::Greater,
-            Cmp::Gt => o == Ordering::Greater,
-            Cmp::GtEq => o != Ordering::Less,
-        }),
-    }
+    stats::collect(rows.clone().lazy().select(exprs))
 }
 
 fn cmp_text(op: Cmp) -> &'static str {
@@ -1565,8 +1482,27 @@ mod tests {
         .unwrap()
     }
 
-    /// The evaluator that shows the evidence agrees with the compiled table on every row
-    /// of the generated log and the class fixtures: what it shows is why the rule matched.
+    /// A rule's condition from its checks' results, in SQL's three-valued logic.
+    fn combine(node: &Node, results: &BTreeMap<String, Option<bool>>) -> Option<bool> {
+        match node {
+            Node::And(a, b) => match (combine(a, results), combine(b, results)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            Node::Or(a, b) => match (combine(a, results), combine(b, results)) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            Node::Not(a) => combine(a, results).map(|b| !b),
+            atom => results[&sql(atom)],
+        }
+    }
+
+    /// Each rule's checks, as `explain` shows them, combine into whether the rule matched
+    /// on every row of the generated log and the class fixtures: the evidence shown is why
+    /// the rule matched (and the checks are wired to their own conditions).
     #[test]
     fn evidence_agrees_with_the_compiled_rules() {
         let rules = RuleSet::gateway().unwrap();
@@ -1586,20 +1522,21 @@ mod tests {
             let a = analysis(&rules, rel);
             let all = a.frame.clone().lazy();
             let ctx = Ctx::new(&rules, &a.frame, &a.locations, &all, &[]).unwrap();
-            let params = rules.param_values();
             let mut matches = 0;
             for i in 0..a.frame.height() {
                 let row = ctx.row(i);
                 let tags = row.text("classes").unwrap();
-                let eval = Eval {
-                    row: &row,
-                    params: &params,
-                };
-                for r in &rules.rules {
-                    let ours = eval.eval(&r.node).flag().unwrap_or(false);
-                    let theirs = tags.split(CLASSES_SEPARATOR).any(|t| t == r.class);
-                    assert_eq!(ours, theirs, "{rel} row {i}, rule {}", r.class);
-                    matches += usize::from(ours);
+                for (r, rule) in rules.rules.iter().enumerate() {
+                    let tagged = tags.split(CLASSES_SEPARATOR).any(|t| t == rule.class);
+                    let evidence = ctx.evidence(&row, r, tagged, false);
+                    let results = evidence
+                        .checks
+                        .iter()
+                        .map(|c| (c.expr.clone(), c.result.flag()))
+                        .collect();
+                    let shown = combine(&rule.node, &results).unwrap_or(false);
+                    assert_eq!(shown, tagged, "{rel} row {i}, rule {}", rule.class);
+                    matches += usize::from(tagged);
                 }
             }
             assert!(matches > 0, "{rel}: no rule matched anywhere");

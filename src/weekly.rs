@@ -22,9 +22,11 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::analyze::{iso_ms, Analysis, Timestamps};
+use crate::catalogue::{Event, Kind};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
-use crate::ruleset::compile::CLASS_INDEX;
+use crate::ruleset::compile::{self, CLASS_INDEX, ESTIMATED_SUFFIX};
+use crate::ruleset::timeline::GATEWAY_POINTS;
 use crate::ruleset::types::Ty;
 use crate::ruleset::RuleSet;
 use crate::stats::{self, exact, Key, QUANTILES};
@@ -281,75 +283,92 @@ fn f(name: &str) -> Expr {
     col(name).cast(DataType::Float64)
 }
 
-/// The t1 offset (t0→t1): exact from `upstream_start_ms`, else the sum of the local phases.
-fn t1_offset() -> Expr {
-    coalesce(&[f("upstream_start_ms"), local_sum()])
+/// One phase of the median timeline.
+struct PhaseDef {
+    info: PhaseInfo,
+    value: Expr,
+    /// Whether a request's duration rests on an estimate, for phases that can.
+    estimated: Option<Expr>,
 }
 
-fn local_sum() -> Expr {
-    f("auth_ms") + f("distribution_ms") + f("body_read_ms")
-}
-
-/// The phases of the median timeline: (name, label, expression, doc). Every delta is taken
-/// between figures of one origin; t2 is placed on the t0 clock through the t1 offset.
-fn phase_defs() -> Vec<(&'static str, &'static str, Expr, &'static str)> {
-    vec![
-        ("auth", "auth (local)", f("auth_ms"), "auth_ms"),
-        (
-            "distribution",
-            "distribution (local)",
-            f("distribution_ms"),
-            "distribution_ms",
-        ),
-        (
-            "body_read",
-            "body read (local)",
-            f("body_read_ms"),
-            "body_read_ms",
-        ),
-        (
-            "other_before_t1",
-            "other before t1",
-            f("upstream_start_ms") - local_sum(),
-            "upstream_start_ms − (auth_ms + distribution_ms + body_read_ms)",
-        ),
-        (
-            "t1_t2",
-            "t1→t2 headers",
-            f("upstream_headers_ms"),
-            "upstream_headers_ms (counted from t1)",
-        ),
-        (
-            "t2_t3",
-            "t2→t3 first event",
-            f("first_sse_event_ms") - (f("upstream_headers_ms") + t1_offset()),
-            "first_sse_event_ms − (upstream_headers_ms + t1 offset); estimated where the log has no upstream_start_ms",
-        ),
-        (
-            "t3_t4",
-            "t3→t4 first effective",
-            f("first_response_ms") - f("first_sse_event_ms"),
-            "first_response_ms − first_sse_event_ms",
-        ),
-        (
-            "t4_t5",
-            "t4→t5 first text",
-            f("first_text_delta_ms") - f("first_response_ms"),
-            "first_text_delta_ms − first_response_ms",
-        ),
-        (
-            "t5_t6",
-            "t5→t6 generation",
-            f("upstream_done_ms") - f("first_text_delta_ms"),
-            "upstream_done_ms − first_text_delta_ms",
-        ),
-        (
-            "t6_t7",
-            "t6→t7 gateway after upstream",
-            f("total_handler_ms") - f("upstream_done_ms"),
-            "total_handler_ms − upstream_done_ms",
-        ),
-    ]
+/// The phases of the median timeline, from the catalogue and the rule table, never from a
+/// copy of either: the local phases (the catalogue's, in sequence from t0), what else
+/// passed before t1 (the exact t0→t1 point less the local phases), then, between each two
+/// consecutive points from t1 on, the rule table's metric that spans them
+/// (`RuleSet::metric_between`), with its own estimate flag. A stretch no metric spans is
+/// not drawn.
+fn phase_defs(rules: &RuleSet) -> Vec<PhaseDef> {
+    let fields = rules.catalogue.fields();
+    let local: Vec<&str> = fields
+        .iter()
+        .filter(|f| f.kind == Kind::Phase)
+        .map(|f| f.name)
+        .collect();
+    let mut defs: Vec<PhaseDef> = local
+        .iter()
+        .map(|name| {
+            let short = name.trim_end_matches("_ms");
+            PhaseDef {
+                info: PhaseInfo {
+                    name: short.to_string(),
+                    label: format!("{} (local)", short.replace('_', " ")),
+                    doc: name.to_string(),
+                },
+                value: f(name),
+                estimated: None,
+            }
+        })
+        .collect();
+    let t1 = fields.iter().find(|f| {
+        f.kind
+            == Kind::Point {
+                origin: Event::T0,
+                marks: Event::T1,
+            }
+    });
+    if let (Some(t1), false) = (t1, local.is_empty()) {
+        let sum = local.iter().map(|n| f(n)).reduce(|a, b| a + b);
+        defs.push(PhaseDef {
+            info: PhaseInfo {
+                name: "other_before_t1".into(),
+                label: "other before t1".into(),
+                doc: format!("{} − ({})", t1.name, local.join(" + ")),
+            },
+            value: f(t1.name) - sum.expect("at least one local phase"),
+            estimated: None,
+        });
+    }
+    let may_estimate = compile::estimated_metrics(rules);
+    for w in GATEWAY_POINTS[1..].windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let Some(m) = rules.metric_between(a, b) else {
+            continue;
+        };
+        let span = format!("{}→{}", a.short(), b.short());
+        let estimated = may_estimate.get(&m.name).copied().unwrap_or(false);
+        defs.push(PhaseDef {
+            info: PhaseInfo {
+                name: format!("{}_{}", a.short(), b.short()),
+                label: m
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| format!("{} ({span})", m.name)),
+                doc: if estimated {
+                    format!(
+                        "{} = {}; estimated where {}{ESTIMATED_SUFFIX} is true",
+                        m.name,
+                        one_line(&m.expr),
+                        m.name
+                    )
+                } else {
+                    format!("{} = {}", m.name, one_line(&m.expr))
+                },
+            },
+            value: f(&m.name),
+            estimated: estimated.then(|| col(format!("{}{ESTIMATED_SUFFIX}", m.name).as_str())),
+        });
+    }
+    defs
 }
 
 fn one_line(s: &str) -> String {
@@ -404,7 +423,10 @@ impl From<PolarsError> for Inner {
 
 const ROWS: &str = "__rows";
 const FAILED: &str = "__failed";
-const ESTIMATED: &str = "__estimated";
+/// The tally's count of requests whose `i`-th phase rests on an estimate.
+fn estimated_col(i: usize) -> String {
+    format!("__estimated_{i}")
+}
 /// The channel with `NONE_KEY` for a request without one, as the channel chart names it.
 const CHANNEL_COL: &str = "__channel";
 
@@ -477,11 +499,13 @@ fn build_inner(
         })
         .collect();
     let names: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
-    let defs = phase_defs();
-    let phase_cols: Vec<String> = defs.iter().map(|d| format!("__phase_{}", d.0)).collect();
+    let defs = phase_defs(rules);
+    let phase_cols: Vec<String> = defs
+        .iter()
+        .map(|d| format!("__phase_{}", d.info.name))
+        .collect();
     // A CDF is drawn of the finite values (a rate over no time is not one).
     let cdf_cols: Vec<String> = names.iter().map(|n| format!("__cdf_{n}")).collect();
-    let t2_t3 = &phase_cols[defs.iter().position(|d| d.0 == "t2_t3").unwrap_or(0)];
     let mut derived = vec![
         period_expr(period),
         col("channel").fill_null(lit(NONE_KEY)).alias(CHANNEL_COL),
@@ -489,7 +513,7 @@ fn build_inner(
     derived.extend(
         defs.iter()
             .zip(&phase_cols)
-            .map(|(d, c)| d.2.clone().alias(c.as_str())),
+            .map(|(d, c)| d.value.clone().alias(c.as_str())),
     );
     derived.extend(names.iter().zip(&cdf_cols).map(|(n, c)| {
         let v = col(n.as_str()).cast(DataType::Float64);
@@ -500,23 +524,28 @@ fn build_inner(
     }));
     let lf = plan.lf.clone().with_columns(derived);
 
-    // Pass 1: rows, failures and estimated t2→t3 per (period, class); rows per model and
-    // per channel; and the histograms of every family of percentiles.
+    // Pass 1: rows, failures and, per phase that can rest on an estimate, the requests
+    // whose duration does, per (period, class); rows per model and per channel; and the
+    // histograms of every family of percentiles.
     let sum = stats::true_count;
     let tally_keys = vec![PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
+    let mut tallied = vec![
+        len().cast(DataType::UInt64).alias(ROWS),
+        sum(is_failure(), FAILED),
+    ];
+    tallied.extend(
+        defs.iter()
+            .zip(&phase_cols)
+            .enumerate()
+            .filter_map(|(i, (d, c))| {
+                let e = d.estimated.clone()?;
+                Some(sum(col(c.as_str()).is_not_null().and(e), &estimated_col(i)))
+            }),
+    );
     let mut first = vec![lf
         .clone()
         .group_by([col(PERIOD_COL), col(CLASS_INDEX)])
-        .agg([
-            len().cast(DataType::UInt64).alias(ROWS),
-            sum(is_failure(), FAILED),
-            sum(
-                col(t2_t3.as_str())
-                    .is_not_null()
-                    .and(col("upstream_start_ms").is_null()),
-                ESTIMATED,
-            ),
-        ])
+        .agg(tallied)
         .with_columns(stats::keys_as_text(&tally_keys))];
     let group_keys = ["model", "channel"];
     for k in group_keys {
@@ -598,22 +627,25 @@ fn build_inner(
     // The tally, rolled up (its rows are periods × classes, not requests).
     let tally = &first[0];
     let keys = stats::key_columns(tally, &tally_keys)?;
-    let (rows_c, fail_c, est_c) = (
-        tally.column(ROWS)?.u64()?,
-        tally.column(FAILED)?.u64()?,
-        tally.column(ESTIMATED)?.u64()?,
-    );
+    let (rows_c, fail_c) = (tally.column(ROWS)?.u64()?, tally.column(FAILED)?.u64()?);
+    let est_c: Vec<(usize, &UInt64Chunked)> = (0..defs.len())
+        .filter(|i| defs[*i].estimated.is_some())
+        .map(|i| Ok((i, tally.column(&estimated_col(i))?.u64()?)))
+        .collect::<PolarsResult<_>>()?;
     let mut p_rows: BTreeMap<i64, u64> = BTreeMap::new();
     let mut p_fail: BTreeMap<i64, u64> = BTreeMap::new();
     let mut p_class: BTreeMap<(i64, usize), u64> = BTreeMap::new();
     let mut class_counts: BTreeMap<usize, u64> = BTreeMap::new();
-    let mut estimated: BTreeMap<usize, u64> = BTreeMap::new();
+    // (phase, class) → requests whose duration rests on an estimate.
+    let mut estimated: BTreeMap<(usize, usize), u64> = BTreeMap::new();
     for (row, key) in keys.iter().enumerate() {
         let rows = rows_c.get(row).unwrap_or(0);
         let class = int_key(&key[1]).map(|c| c as usize);
         if let Some(c) = class {
             *class_counts.entry(c).or_default() += rows;
-            *estimated.entry(c).or_default() += est_c.get(row).unwrap_or(0);
+            for (i, e) in &est_c {
+                *estimated.entry((*i, c)).or_default() += e.get(row).unwrap_or(0);
+            }
         }
         if let Some(p) = int_key(&key[0]) {
             *p_rows.entry(p).or_default() += rows;
@@ -754,14 +786,7 @@ fn build_inner(
         .collect();
 
     // The median timeline per class.
-    let phases: Vec<PhaseInfo> = defs
-        .iter()
-        .map(|(name, label, _, doc)| PhaseInfo {
-            name: name.to_string(),
-            label: label.to_string(),
-            doc: doc.to_string(),
-        })
-        .collect();
+    let phases: Vec<PhaseInfo> = defs.iter().map(|d| d.info.clone()).collect();
     let waterfall = class_order
         .iter()
         .enumerate()
@@ -776,17 +801,13 @@ fn build_inner(
                 class: c.clone(),
                 count,
                 end_to_end_p50: e2e_q[0].pct().p50,
-                phases: defs
+                phases: phase_qs
                     .iter()
-                    .zip(phase_qs)
-                    .map(|(d, q)| PhaseMedian {
+                    .enumerate()
+                    .map(|(i, q)| PhaseMedian {
                         median: q.pct().p50,
                         n: q.n,
-                        estimated: if d.0 == "t2_t3" {
-                            estimated.get(&ci).copied().unwrap_or(0)
-                        } else {
-                            0
-                        },
+                        estimated: estimated.get(&(i, ci)).copied().unwrap_or(0),
                     })
                     .collect(),
             })

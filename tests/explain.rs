@@ -113,9 +113,10 @@ fn auth_slow_exact_offset_and_local_phase() {
         auth.contains("████"),
         "the slow phase has a visible bar: {auth}"
     );
-    let offset = phase_line(&text, "t0→t1", "gateway before upstream");
+    // The rule table's metric for t0→t1, exact here: its first argument was logged.
+    let offset = phase_line(&text, "t0→t1", "t1_offset_ms");
     assert!(
-        offset.contains("upstream_start_ms (ms since t0)"),
+        offset.contains("t1_offset_ms = coalesce(upstream_start_ms, "),
         "{offset}"
     );
     // Nothing rests on an estimate here.
@@ -135,8 +136,8 @@ fn a_missing_point_is_missing_not_zero() {
         "trace-b",
     ]);
     for (span, name) in [
-        ("t5→t6", "visible generation"),
-        ("t6→t7", "gateway after upstream"),
+        ("t5→t6", "generation_window_ms"),
+        ("t6→t7", "post_upstream_ms"),
     ] {
         let line = phase_line(&text, span, name);
         assert!(line.contains("missing"), "{line}");
@@ -251,16 +252,16 @@ fn an_estimated_offset_says_estimated() {
         text.contains("t1 offset (t0→t1): 15 ms, estimated"),
         "{text}"
     );
-    let offset = phase_line(&text, "t0→t1", "gateway before upstream");
+    let offset = phase_line(&text, "t0→t1", "t1_offset_ms");
     assert!(
-        offset.contains("auth_ms + distribution_ms + body_read_ms · estimated"),
+        offset.contains("auth_ms + distribution_ms + body_read_ms) · estimated"),
         "{offset}"
     );
-    let t23 = phase_line(&text, "t2→t3", "headers → first event");
+    let t23 = phase_line(&text, "t2→t3", "headers_to_first_event_ms");
     assert!(t23.contains("estimated"), "{t23}");
     assert!(t23.contains('▒'), "estimated bars are drawn apart: {t23}");
     // Same-origin deltas do not rest on it.
-    let t34 = phase_line(&text, "t3→t4", "first event → effective");
+    let t34 = phase_line(&text, "t3→t4", "events_to_effective_ms");
     assert!(!t34.contains("estimated"), "{t34}");
 
     let v = json(&args);

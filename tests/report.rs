@@ -407,3 +407,61 @@ fn a_partial_last_hour_is_compared_per_hour_of_data() {
     );
     assert!(md.contains("**Verdict:** Last hour (2026-11-02 11:00 UTC, partial: data until 2026-11-02T11:29:00.000Z): upstream_headers_slow, the largest class other than normal, was 10.0% of requests, the same as 10.0% in the previous hour; no share of a class other than normal changed by 0.1 pp or more.\n"), "{md}");
 }
+
+/// The median timeline is the rule table's: a metric that spans t1→t2 placed before the
+/// shipped one becomes that phase (named after it), and a table without a metric for
+/// t6→t7 has no such phase; `explain`'s waterfall follows the same table.
+#[test]
+fn the_timeline_follows_the_rule_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = std::fs::read_to_string(root().join("rules/gateway.toml")).unwrap();
+    let first_metric = shipped.find("[[metrics]]").unwrap();
+    let mut edited = shipped[..first_metric].to_string();
+    edited.push_str(
+        "[[metrics]]\nname = \"header_arrival_ms\"\nexpr = \"upstream_headers_ms\"\ndoc = \"t1→t2 again\"\n\n",
+    );
+    edited.push_str(&shipped[first_metric..]);
+    let post = "[[metrics]]\nname = \"post_upstream_ms\"";
+    let at = edited.find(post).unwrap();
+    let end = at + edited[at..].find("\n\n").unwrap();
+    edited.replace_range(at..end, "");
+    let rules = dir.path().join("edited.toml");
+    std::fs::write(&rules, edited).unwrap();
+    let rules = rules.to_str().unwrap();
+
+    let md = report(dir.path(), "report.md", &[GENERATED, "--rules", rules]);
+    let header = md
+        .lines()
+        .find(|l| l.starts_with("| class | requests | auth (local)"))
+        .unwrap();
+    assert!(header.contains("| header_arrival_ms (t1→t2) |"), "{header}");
+    assert!(!header.contains("Time to Headers"), "{header}");
+    assert!(!header.contains("t6→t7"), "{header}");
+    assert!(
+        header.contains("Visible Generation Window (t5→t6)"),
+        "{header}"
+    );
+
+    let text = ok(&[
+        "explain",
+        GENERATED,
+        "--rules",
+        rules,
+        "--request-id",
+        "req-0000002",
+    ]);
+    let t12 = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("t1→t2"))
+        .unwrap();
+    assert!(t12.contains("header_arrival_ms"), "{t12}");
+    // Without a metric for t6→t7, the difference of its two t0-origin points.
+    let t67 = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("t6→t7"))
+        .unwrap();
+    assert!(
+        t67.contains("total_handler_ms - upstream_done_ms (both ms since t0)"),
+        "{t67}"
+    );
+}

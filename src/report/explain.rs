@@ -200,16 +200,9 @@ fn waterfall(out: &mut String, t: &Timeline, width: Width) {
         (None, None) => "nothing placed on the t0 clock".into(),
     };
     out.push_str(&format!(
-        "Timeline — one line per phase; bar: {bar_width} chars = {scale}; {EXACT_GLYPH} exact, {ESTIMATED_GLYPH} estimated (built on the t1 offset from the local phases)\n"
+        "Timeline — one line per phase; bar: {bar_width} chars = {scale}; {EXACT_GLYPH} exact, {ESTIMATED_GLYPH} estimated (rests on the estimated t1 offset)\n"
     ));
-    let offset = match t.t1_offset_ms {
-        Some(v) if t.t1_offset_estimated => format!(
-            "{} ms, estimated: no upstream_start_ms, so the sum of the local phases",
-            exact(v)
-        ),
-        Some(v) => format!("{} ms, exact (upstream_start_ms)", exact(v)),
-        None => "unknown: no upstream_start_ms and the local phases are not all logged".into(),
-    };
+    let offset = t1_offset(t);
     out.push_str(&format!("t1 offset (t0→t1): {offset}\n"));
     let ruler = match t.scale_ms {
         Some(v) => {
@@ -264,6 +257,17 @@ fn waterfall(out: &mut String, t: &Timeline, width: Width) {
             }
             _ => out.push_str(&format!("{row} {note}\n")),
         }
+    }
+}
+
+/// The t1 offset (t0→t1) and how it was had, or why not.
+fn t1_offset(t: &Timeline) -> String {
+    match t.t1_offset_ms {
+        Some(v) if t.t1_offset_estimated => {
+            format!("{} ms, estimated: {}", exact(v), t.t1_offset_from)
+        }
+        Some(v) => format!("{} ms, exact ({})", exact(v), t.t1_offset_from),
+        None => format!("unknown: {}", t.t1_offset_from),
     }
 }
 
@@ -634,14 +638,7 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
         (None, Some(v)) => format!("{} ms, the latest point logged (t7 missing)", exact(v)),
         (None, None) => "nothing placed on the t0 clock".into(),
     };
-    let offset = match t.t1_offset_ms {
-        Some(v) if t.t1_offset_estimated => format!(
-            "{} ms, estimated: no upstream_start_ms, so the sum of the local phases",
-            exact(v)
-        ),
-        Some(v) => format!("{} ms, exact (upstream_start_ms)", exact(v)),
-        None => "unknown: no upstream_start_ms and the local phases are not all logged".into(),
-    };
+    let offset = t1_offset(t);
     out.push_str(&format!(
         "{}. t1 offset (t0→t1): {}.\n\n",
         md(&scale),

@@ -7,6 +7,7 @@
 pub mod compile;
 mod file;
 pub mod sql;
+pub mod timeline;
 pub mod types;
 
 use std::cell::RefCell;
@@ -231,8 +232,16 @@ impl RuleSet {
         }
     }
 
+    /// The named metrics (those with a label), in file order.
     pub fn reported_metrics(&self) -> Vec<&Metric> {
-        let mut v: Vec<&Metric> = self.metrics.iter().filter(|m| m.label.is_some()).collect();
+        let mut v = self.metrics_in_file_order();
+        v.retain(|m| m.label.is_some());
+        v
+    }
+
+    /// Every metric, in the order the file lists them.
+    pub fn metrics_in_file_order(&self) -> Vec<&Metric> {
+        let mut v: Vec<&Metric> = self.metrics.iter().collect();
         v.sort_by_key(|m| {
             self.metric_file_order
                 .get(&m.name)

@@ -758,7 +758,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
     }
     let text = match a.format {
         Format::Table => report::Terminal(width()).render(&analysis.summary),
-        Format::Json => report::Json.render(&analysis.summary),
+        Format::Json => report::json::render(&analysis.summary),
     };
     emit(&text)?;
     diagnose(&report::diagnostics::summary(&analysis.summary));
@@ -827,7 +827,7 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
     }
     emit(&match a.format {
         Format::Table => report::monitor::terminal(&analysis.summary, width()),
-        Format::Json => report::monitor::json(&analysis.summary),
+        Format::Json => report::json::render(&analysis.summary),
     })?;
     diagnose(&report::diagnostics::monitor(&analysis.summary));
     Ok(())
@@ -864,7 +864,7 @@ fn throughput_cmd(a: ThroughputArgs) -> Result<()> {
     drop(progress);
     emit(&match a.format {
         Format::Table => report::throughput::terminal(&t, width()),
-        Format::Json => report::throughput::json(&t),
+        Format::Json => report::json::render(&t),
     })?;
     diagnose(&report::diagnostics::throughput(&t));
     Ok(())
@@ -929,7 +929,7 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
     drop(progress);
     emit(&match a.format {
         PostmortemFormat::Table => report::compare::terminal(&c, width()),
-        PostmortemFormat::Json => report::compare::json(&c),
+        PostmortemFormat::Json => report::json::render(&c),
         PostmortemFormat::Markdown => report::compare::markdown(&c),
     })?;
     diagnose(&report::diagnostics::compare(&c));
@@ -964,7 +964,7 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
     drop(progress);
     emit(&match a.format {
         PostmortemFormat::Table => report::explain::terminal(&e, width()),
-        PostmortemFormat::Json => report::explain::json(&e),
+        PostmortemFormat::Json => report::json::render(&e),
         PostmortemFormat::Markdown => report::explain::markdown(&e),
     })?;
     diagnose(&report::diagnostics::explain(&e));

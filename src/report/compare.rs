@@ -164,12 +164,6 @@ pub fn terminal(c: &Comparison, width: Width) -> String {
     fit(&out, width)
 }
 
-pub fn json(c: &Comparison) -> String {
-    let mut s = serde_json::to_string_pretty(c).expect("a comparison always serializes");
-    s.push('\n');
-    s
-}
-
 /// A cell of several lines: each escaped, joined by `<br>` (a line break inside a GFM
 /// table cell).
 fn md_lines(s: &str) -> String {

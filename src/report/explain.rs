@@ -29,12 +29,6 @@ pub fn terminal(e: &Explanation, width: Width) -> String {
     fit(&text, width)
 }
 
-pub fn json(e: &Explanation) -> String {
-    let mut s = serde_json::to_string_pretty(e).expect("an explanation always serializes");
-    s.push('\n');
-    s
-}
-
 fn header(
     what: &str,
     rules: &RulesInfo,

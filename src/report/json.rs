@@ -1,15 +1,13 @@
-//! `--format json`: the summary as stable, pretty-printed JSON (fields in declaration
-//! order, lists pre-sorted by the summary builder).
+//! `--format json`, for every command: the command's result as stable, pretty-printed JSON
+//! (fields in declaration order, lists pre-sorted by the builders), one trailing newline.
 
-use super::Renderer;
-use crate::summary::Summary;
+use serde::Serialize;
 
-pub struct Json;
-
-impl Renderer for Json {
-    fn render(&self, summary: &Summary) -> String {
-        let mut s = serde_json::to_string_pretty(summary).expect("a summary always serializes");
-        s.push('\n');
-        s
-    }
+/// `value` as the JSON every command prints.
+pub fn render<T: Serialize + ?Sized>(value: &T) -> String {
+    // The results are plain structs, lists, strings and numbers (maps keyed by strings),
+    // which serde_json always writes.
+    let mut s = serde_json::to_string_pretty(value).expect("a result always serializes");
+    s.push('\n');
+    s
 }

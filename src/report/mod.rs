@@ -5,14 +5,13 @@ pub mod compare;
 pub mod diagnostics;
 pub mod explain;
 pub mod html;
-mod json;
+pub mod json;
 pub mod markdown;
 pub mod monitor;
 pub mod rules;
 mod terminal;
 pub mod throughput;
 
-pub use json::Json;
 pub use terminal::Terminal;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;

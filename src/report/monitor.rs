@@ -200,12 +200,6 @@ pub fn terminal(s: &Summary, width: Width) -> String {
     fit(&out, width)
 }
 
-pub fn json(s: &Summary) -> String {
-    let mut text = serde_json::to_string_pretty(s).expect("a summary always serializes");
-    text.push('\n');
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::length_name;

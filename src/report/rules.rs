@@ -78,9 +78,7 @@ pub fn rules_json(rules: &RuleSet) -> String {
         "params": rules.params.iter().map(|p| json!({"name": p.name, "value": p.value, "unit": p.unit, "doc": p.doc})).collect::<Vec<_>>(),
         "metrics": rules.metrics.iter().map(|m| json!({"name": m.name, "expr": one_line(&m.expr), "type": m.ty.to_string(), "label": m.label, "doc": one_line(&m.doc)})).collect::<Vec<_>>(),
     });
-    let mut s = serde_json::to_string_pretty(&v).expect("serializes");
-    s.push('\n');
-    s
+    super::json::render(&v)
 }
 
 /// The catalogue's header and rows, as `fields` shows them.

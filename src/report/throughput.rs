@@ -59,9 +59,3 @@ pub fn terminal(t: &Throughput, width: Width) -> String {
     out.push('\n');
     fit(&out, width)
 }
-
-pub fn json(t: &Throughput) -> String {
-    let mut s = serde_json::to_string_pretty(t).expect("a throughput summary always serializes");
-    s.push('\n');
-    s
-}

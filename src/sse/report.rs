@@ -67,7 +67,5 @@ pub fn json(streams: &[Stream]) -> String {
         numbering: "comments and events in file order, numbered from 1; first_effective_output is the first effective output or visible text",
         streams,
     };
-    let mut s = serde_json::to_string_pretty(&doc).expect("a stream summary always serializes");
-    s.push('\n');
-    s
+    crate::report::json::render(&doc)
 }

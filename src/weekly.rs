@@ -326,15 +326,15 @@ fn phase_defs(rules: &RuleSet) -> Vec<PhaseDef> {
                 marks: Event::T1,
             }
     });
-    if let (Some(t1), false) = (t1, local.is_empty()) {
-        let sum = local.iter().map(|n| f(n)).reduce(|a, b| a + b);
+    let local_sum = local.iter().map(|n| f(n)).reduce(|a, b| a + b);
+    if let (Some(t1), Some(local_sum)) = (t1, local_sum) {
         defs.push(PhaseDef {
             info: PhaseInfo {
                 name: "other_before_t1".into(),
                 label: "other before t1".into(),
                 doc: format!("{} − ({})", t1.name, local.join(" + ")),
             },
-            value: f(t1.name) - sum.expect("at least one local phase"),
+            value: f(t1.name) - local_sum,
             estimated: None,
         });
     }

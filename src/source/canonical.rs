@@ -254,8 +254,8 @@ fn one_row_slices(raw: &LazyFrame, rows: &[IdxSize]) -> LazyFrame {
     }
 }
 
-/// The 1-based rows of the file whose label `field` reads as `value`, in file order: one
-/// query over that column alone. `None` when the field is not one a row lookup can read
+/// The 1-based rows of the file whose label `field` (an identifier, such as `request_id`)
+/// reads as `value`, in file order: one query over that column alone. `None` when the field is not one a row lookup can read
 /// (inside a JSON string); an empty list when the file does not map it.
 pub fn rows_holding(
     raw: &LazyFrame,
@@ -272,11 +272,12 @@ pub fn rows_holding(
         Origin::JsonString(_) => return Ok(None),
         o => source_expr(o),
     };
-    let kind = FIELDS
-        .iter()
-        .find(|f| f.name == field)
-        .map_or(Kind::Label, |f| f.kind);
-    let read = normalize(source, kind, dtype);
+    let source = if *dtype == DataType::String {
+        source.str().strip_chars(lit(NULL))
+    } else {
+        source
+    };
+    let read = label(source, dtype);
     let found = crate::stats::collect(
         renamed(raw.clone(), schema)
             .with_row_index(ROW_COL, Some(1))
@@ -361,25 +362,65 @@ pub fn select(
         lf = timestamp::parse_text_column(lf, c, &forms);
     }
     let kinds: BTreeMap<&str, Kind> = FIELDS.iter().map(|f| (f.name, f.kind)).collect();
+    // Each text cell is trimmed once and each number parsed once, into columns of their
+    // own that the projection then reads: an expression written several times over one
+    // value (is it finite? then it) is evaluated as often as it is written.
+    let mapped = || {
+        mapping.fields.iter().filter(|(name, origin, _)| {
+            *origin != Origin::Absent && kinds[name.as_str()] != Kind::Timestamp
+        })
+    };
+    lf = lf.with_columns(
+        mapped()
+            .filter(|(_, _, dtype)| *dtype == DataType::String)
+            .map(|(name, origin, _)| {
+                source_expr(origin)
+                    .str()
+                    .strip_chars(lit(NULL))
+                    .alias(trimmed(name))
+            })
+            .collect::<Vec<_>>(),
+    );
+    let read = |name: &str, dtype: &DataType, origin: &Origin| {
+        if *dtype == DataType::String {
+            col(trimmed(name))
+        } else {
+            source_expr(origin)
+        }
+    };
+    lf = lf.with_columns(
+        mapped()
+            .filter(|(name, _, _)| is_number(kinds[name.as_str()]))
+            .map(|(name, origin, dtype)| {
+                read(name, dtype, origin)
+                    .cast(DataType::Float64)
+                    .alias(parsed(name))
+            })
+            .collect::<Vec<_>>(),
+    );
     let mut exprs = vec![];
     for (name, origin, dtype) in &mapping.fields {
         let kind = kinds[name.as_str()];
         let target = dtype_of(kind);
-        let source = match origin {
-            Origin::Absent => {
-                if !matches!(kind, Kind::Label) {
-                    exprs.push(lit(false).alias(format!("{UNPARSED_PREFIX}{name}").as_str()));
-                }
-                exprs.push(lit(NULL).cast(target).alias(name.as_str()));
-                continue;
+        if *origin == Origin::Absent {
+            if !matches!(kind, Kind::Label) {
+                exprs.push(lit(false).alias(format!("{UNPARSED_PREFIX}{name}").as_str()));
             }
-            o => source_expr(o),
+            exprs.push(lit(NULL).cast(target).alias(name.as_str()));
+            continue;
+        }
+        let source = if kind == Kind::Timestamp {
+            source_expr(origin)
+        } else {
+            read(name, dtype, origin)
         };
-        let value = normalize(source.clone(), kind, dtype);
+        let value = normalize(source.clone(), kind, dtype, &parsed(name));
         if !matches!(kind, Kind::Label) {
             // A value present in the file that did not survive as the field's type (text
             // that is not a number, NaN, an infinity): a data-quality finding.
-            let present = if *dtype == DataType::String {
+            let present = if *dtype == DataType::String && kind != Kind::Timestamp {
+                source.clone().is_not_null().and(source.neq(lit("")))
+            } else if *dtype == DataType::String {
                 let blank = source.clone().str().strip_chars(lit(NULL)).eq(lit(""));
                 source.is_not_null().and(blank.not())
             } else {
@@ -402,11 +443,55 @@ pub fn select(
     for c in carried {
         exprs.push(col(c.as_str()).alias(format!("{CARRIED_PREFIX}{c}").as_str()));
     }
-    lf.select(exprs).with_column(outcome_expr())
+    lf.select(exprs)
+        .with_column(col("outcome").str().to_lowercase().alias(OUTCOME_LOWER))
+        .with_column(outcome_expr())
+        .drop(by_name([OUTCOME_LOWER], true, false))
 }
 
-fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
-    let is_text = *dtype == DataType::String;
+/// `outcome` in lower case, computed once for `outcome_expr`'s many comparisons.
+const OUTCOME_LOWER: &str = "__outcome_lower";
+
+/// A label from its cell (already trimmed when it is text): blank is null.
+fn label(e: Expr, dtype: &DataType) -> Expr {
+    match dtype {
+        // Never stringify nested values: they may hold content.
+        DataType::Struct(_) | DataType::List(_) => lit(NULL).cast(DataType::String),
+        DataType::String => when(e.clone().eq(lit("")))
+            .then(lit(NULL).cast(DataType::String))
+            .otherwise(e),
+        _ => e.cast(DataType::String),
+    }
+}
+
+/// The trimmed text of a field's cell (`select`'s first stage).
+fn trimmed(name: &str) -> String {
+    format!("__trimmed_{name}")
+}
+
+/// A numeric field's cell as a float, before the checks (`select`'s second stage).
+fn parsed(name: &str) -> String {
+    format!("__parsed_{name}")
+}
+
+/// Whether a field of this kind is read as a number.
+fn is_number(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Point { .. }
+            | Kind::Phase
+            | Kind::Rate
+            | Kind::Duration
+            | Kind::Percent
+            | Kind::Ratio
+            | Kind::Count
+            | Kind::Code
+    )
+}
+
+/// The field's value from its cell `e` (already trimmed when it is text); a number is
+/// read from its parsed column `parsed` (`select`).
+fn normalize(e: Expr, kind: Kind, dtype: &DataType, parsed: &str) -> Expr {
     match kind {
         Kind::Point { .. }
         | Kind::Phase
@@ -414,43 +499,24 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
         | Kind::Duration
         | Kind::Percent
         | Kind::Ratio => {
-            let v = if is_text {
-                e.str().strip_chars(lit(NULL)).cast(DataType::Float64)
-            } else {
-                e.cast(DataType::Float64)
-            };
+            let v = col(parsed);
             // NaN and ±inf are not measurements: null, and counted as unparsed.
             when(v.clone().is_finite())
                 .then(v)
                 .otherwise(lit(NULL).cast(DataType::Float64))
         }
         Kind::Count | Kind::Code => {
-            let e = if is_text {
-                e.str().strip_chars(lit(NULL))
-            } else {
-                e
-            };
             // A count of 1.5 is not a count: null and unparsed, never truncated to 1.
-            let v = e.cast(DataType::Float64);
+            let v = col(parsed);
             when(v.clone().is_finite().and(v.clone().floor().eq(v.clone())))
                 .then(v.cast(DataType::Int64))
                 .otherwise(lit(NULL).cast(DataType::Int64))
         }
-        Kind::Label => match dtype {
-            // Never stringify nested values: they may hold content.
-            DataType::Struct(_) | DataType::List(_) => lit(NULL).cast(DataType::String),
-            DataType::String => {
-                let t = e.str().strip_chars(lit(NULL));
-                when(t.clone().eq(lit("")))
-                    .then(lit(NULL).cast(DataType::String))
-                    .otherwise(t)
-            }
-            _ => e.cast(DataType::String),
-        },
+        Kind::Label => label(e, dtype),
         Kind::Flag => match dtype {
             DataType::Boolean => e,
             DataType::String => {
-                let t = e.str().strip_chars(lit(NULL)).str().to_lowercase();
+                let t = e.str().to_lowercase();
                 when(
                     t.clone()
                         .eq(lit("true"))
@@ -483,7 +549,7 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType) -> Expr {
 /// `outcome` normalised to ok / error / cancelled / timeout (other values kept, lower
 /// case); when the log has no outcome, derived from the HTTP status.
 fn outcome_expr() -> Expr {
-    let o = col("outcome").str().to_lowercase();
+    let o = col(OUTCOME_LOWER);
     let is = |vals: &[&str]| {
         vals.iter()
             .map(|v| o.clone().eq(lit(*v)))

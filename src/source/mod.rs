@@ -747,7 +747,6 @@ fn load_one(
             .map(|(lf, file, rows)| (lf.with_columns(extra.clone()), file, rows)),
         file_rows: f.file_rows,
     });
-    let lf = lf.with_columns(extra);
     let (lf, typed) = match format {
         InputFormat::Csv | InputFormat::JsonLines if request.is_none() => {
             let (lf, copy) = typed_copy(lf, &opened.name)?;
@@ -755,6 +754,9 @@ fn load_one(
         }
         _ => (lf, None),
     };
+    // Added after the copy: columns computed from the row number or the same in every row
+    // need not be written into it.
+    let lf = lf.with_columns(extra);
     Ok(One {
         lf,
         request,
@@ -776,7 +778,11 @@ fn load_one(
 /// A text log's canonical rows, parsed once: streamed into a temporary Parquet file (never
 /// held in memory), which is then scanned in their place. A summary reads the log in
 /// several passes; each pass then decodes typed columns instead of parsing text.
-fn typed_copy(lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::Spooled>)> {
+///
+/// The source file's name, the same in every row, is not written into the copy but added
+/// back when it is read (a text column of the path per row would be most of the copy's
+/// writing).
+fn typed_copy(mut lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::Spooled>)> {
     let (file, copy) = spool::scratch(name, ".parquet")?;
     drop(file);
     let read_error = |e: PolarsError| {
@@ -785,21 +791,31 @@ fn typed_copy(lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::Spool
             format!("cannot read the request log: {}", polars_message(&e)),
         )
     };
+    let order: Vec<Expr> = lf
+        .collect_schema()
+        .map_err(read_error)?
+        .iter_names()
+        .map(|n| col(n.clone()))
+        .collect();
     let target = PlRefPath::try_from_path(copy.path()).map_err(read_error)?;
-    lf.sink(
-        SinkDestination::File {
-            target: SinkTarget::Path(target.clone()),
-        },
-        // LZ4: fast to write and to read back; the copy lives for one run.
-        FileWriteFormat::Parquet(Arc::new(ParquetWriteOptions {
-            compression: ParquetCompression::Lz4Raw,
-            ..Default::default()
-        })),
-        UnifiedSinkArgs::default(),
-    )
-    .and_then(|q| q.collect_with_engine(Engine::Streaming))
-    .map_err(read_error)?;
-    let lf = LazyFrame::scan_parquet(target, ScanArgsParquet::default()).map_err(read_error)?;
+    lf.drop(by_name([SOURCE_COL], true, false))
+        .sink(
+            SinkDestination::File {
+                target: SinkTarget::Path(target.clone()),
+            },
+            // LZ4: fast to write and to read back; the copy lives for one run.
+            FileWriteFormat::Parquet(Arc::new(ParquetWriteOptions {
+                compression: ParquetCompression::Lz4Raw,
+                ..Default::default()
+            })),
+            UnifiedSinkArgs::default(),
+        )
+        .and_then(|q| q.collect_with_engine(Engine::Streaming))
+        .map_err(read_error)?;
+    let lf = LazyFrame::scan_parquet(target, ScanArgsParquet::default())
+        .map_err(read_error)?
+        .with_column(lit(name.display().to_string()).alias(SOURCE_COL))
+        .select(order);
     Ok((lf, copy))
 }
 

@@ -649,6 +649,8 @@ fn load_one(
     if timing_origins.is_empty() && !empty {
         return Err(refuse("no timing field can be mapped".into(), columns()));
     }
+    // A text log read whole is copied once (`typed_copy`), so its values are staged.
+    let copied = matches!(format, InputFormat::Csv | InputFormat::JsonLines) && request.is_none();
     let select = |rows| {
         canonical::select(
             raw.clone(),
@@ -660,7 +662,11 @@ fn load_one(
             rows,
         )
     };
-    let lf = select(canonical::Rows::All);
+    let lf = select(if copied {
+        canonical::Rows::Copy
+    } else {
+        canonical::Rows::All
+    });
     if !empty
         && timing_origins
             .iter()
@@ -748,7 +754,7 @@ fn load_one(
         file_rows: f.file_rows,
     });
     let (lf, typed) = match format {
-        InputFormat::Csv | InputFormat::JsonLines if request.is_none() => {
+        _ if copied => {
             let (lf, copy) = typed_copy(lf, &opened.name)?;
             (lf, Some(copy))
         }

@@ -504,19 +504,9 @@ fn parsed(name: &str) -> String {
     format!("__parsed_{name}")
 }
 
-/// Whether a field of this kind is read as a number.
+/// Whether a field of this kind is read as a number (a float, or a whole number).
 fn is_number(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::Point { .. }
-            | Kind::Phase
-            | Kind::Rate
-            | Kind::Duration
-            | Kind::Percent
-            | Kind::Ratio
-            | Kind::Count
-            | Kind::Code
-    )
+    matches!(dtype_of(kind), DataType::Float64 | DataType::Int64)
 }
 
 /// The field's value from its cell `e` (already trimmed when it is text); a number from

@@ -1,5 +1,5 @@
-//! Renderers: one trait, one file per format. Each turns a `Summary` into text; none of
-//! them computes anything.
+//! Renderers: one file per format or command. Each turns a result into text (`json` any
+//! result, the others their command's); none of them computes anything.
 
 pub mod compare;
 pub mod diagnostics;

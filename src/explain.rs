@@ -1088,15 +1088,17 @@ impl<'r> Clock<'r> {
         self.points.iter().find(|p| p.event == e)
     }
 
-    /// The span from `a` to `b`: (ms, estimated, computed from) or why it cannot be had.
+    /// The span from `a` to `b`, which `metric` (the rule table's, if any) spans: (ms,
+    /// estimated, computed from) or why it cannot be had.
     fn span(
         &self,
         row: &Row,
+        metric: Option<&Metric>,
         a: &Point,
         b: &Point,
     ) -> std::result::Result<(f64, bool, String), String> {
         // The rule table's metric for this stretch, when the row has it.
-        if let Some(m) = self.rules.metric_between(a.event, b.event) {
+        if let Some(m) = metric {
             if let Some(v) = row.num(&m.name) {
                 return Ok((v, row.estimated(&m.name), defined(m)));
             }
@@ -1213,6 +1215,8 @@ fn timeline(rules: &RuleSet, row: &Row) -> Timeline {
 
 fn timeline_phase(clock: &Clock, row: &Row, a: &Point, b: &Point, kind: PhaseKind) -> Phase {
     let span = format!("{}→{}", a.event.short(), b.event.short());
+    // The rule table's metric for the stretch, when it has one: its name and its value.
+    let metric = clock.rules.metric_between(a.event, b.event);
     let name = match kind {
         PhaseKind::Bridge => {
             let inside: Vec<&str> = clock
@@ -1223,17 +1227,13 @@ fn timeline_phase(clock: &Clock, row: &Row, a: &Point, b: &Point, kind: PhaseKin
                 .collect();
             format!("across {}", inside.join(", "))
         }
-        // The rule table's name for the stretch, when it has one.
-        _ => clock
-            .rules
-            .metric_between(a.event, b.event)
-            .map_or_else(|| span.clone(), |m| m.name.clone()),
+        _ => metric.map_or_else(|| span.clone(), |m| m.name.clone()),
     };
     let placed = match (a.t0, b.t0) {
         (Some((s, _)), Some((e, _))) => (Some(round3(s)), Some(round3(e))),
         _ => (None, None),
     };
-    match clock.span(row, a, b) {
+    match clock.span(row, metric, a, b) {
         Ok((ms, estimated, from)) => Phase {
             name,
             kind,

@@ -1,0 +1,225 @@
+//! The metrics compared (percentiles, their shifts with intervals, the U test), the
+//! verdict, and the class mix.
+
+use polars::prelude::*;
+
+use super::cohort::{failed, values, CohortData};
+use super::contract::num;
+use super::result::*;
+use super::two_sample::{bootstrap_shift, mann_whitney, round4, round_sig, SplitMix64};
+use super::{Settings, CONFIDENCE, QUANTILES};
+use crate::ruleset::RuleSet;
+use crate::stats;
+use crate::stats::support;
+use crate::summary::{round3, Pct};
+
+pub(super) fn metrics(
+    rules: &RuleSet,
+    a: &DataFrame,
+    b: &DataFrame,
+    settings: &Settings,
+) -> PolarsResult<Vec<MetricComparison>> {
+    let reported: Vec<_> = rules
+        .reported_metrics()
+        .into_iter()
+        .filter(|m| !settings.uncomputable.contains(&m.name))
+        .collect();
+    let names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
+    let pa = stats::percentiles(a.clone().lazy(), &[], &names)?
+        .remove(&vec![])
+        .unwrap_or_default();
+    let pb = stats::percentiles(b.clone().lazy(), &[], &names)?
+        .remove(&vec![])
+        .unwrap_or_default();
+    let (fa, fb) = (failed(a)?, failed(b)?);
+    let qs: Vec<f64> = QUANTILES.iter().map(|q| q.1).collect();
+    let mut out = vec![];
+    for (i, m) in reported.iter().enumerate() {
+        let side =
+            |df: &DataFrame, fails: &[bool], p: Option<&Pct>| -> PolarsResult<(Vec<f64>, Side)> {
+                let v = values(df, &m.name)?;
+                let failures = v
+                    .iter()
+                    .zip(fails)
+                    .filter(|(v, f)| v.is_some() && **f)
+                    .count() as u64;
+                let vals: Vec<f64> = v.into_iter().flatten().collect();
+                let pct = p.cloned().unwrap_or_default();
+                Ok((
+                    vals,
+                    Side {
+                        nulls: df.height() as u64 - pct.n,
+                        pct,
+                        failures,
+                    },
+                ))
+            };
+        let (va, side_a) = side(a, &fa, pa.get(i))?;
+        let (vb, side_b) = side(b, &fb, pb.get(i))?;
+        // One stream per metric, so a metric's interval does not depend on the others.
+        let mut rng = SplitMix64::new(settings.seed.wrapping_add(i as u64));
+        let cis = bootstrap_shift(&va, &vb, &qs, settings.resamples, CONFIDENCE, &mut rng);
+        let get = |s: &Side, k: usize| match k {
+            0 => s.pct.p50,
+            1 => s.pct.p95,
+            _ => s.pct.p99,
+        };
+        let shift = QUANTILES
+            .iter()
+            .enumerate()
+            .map(|(k, &(name, q))| {
+                // A shift is no better than the weaker of its two percentiles.
+                let withheld = [("A", &side_a), ("B", &side_b)]
+                    .into_iter()
+                    .filter_map(|(l, s)| support::withheld(q, s.pct.n).map(|w| format!("{l}: {w}")))
+                    .collect::<Vec<_>>();
+                if !withheld.is_empty() {
+                    return Shift {
+                        quantile: name,
+                        estimate: None,
+                        ci_low: None,
+                        ci_high: None,
+                        withheld: Some(withheld.join("; ")),
+                    };
+                }
+                Shift {
+                    quantile: name,
+                    estimate: get(&side_b, k)
+                        .zip(get(&side_a, k))
+                        .map(|(y, x)| round3(y - x)),
+                    ci_low: cis[k].map(|c| round3(c.0)),
+                    ci_high: cis[k].map(|c| round3(c.1)),
+                    withheld: None,
+                }
+            })
+            .collect();
+        out.push(MetricComparison {
+            name: m.name.clone(),
+            label: m.label.clone().unwrap_or_default(),
+            a: side_a,
+            b: side_b,
+            shift,
+            mann_whitney: mann_whitney(&va, &vb).map(|t| MannWhitney {
+                u: round3(t.u),
+                b_above_a: round4(t.b_above_a),
+                z: round4(t.z),
+                p_value: round_sig(t.p_value),
+            }),
+        });
+    }
+    Ok(out)
+}
+
+/// A figure with its sign, as `num` shows it: `+12.5`, `-360`.
+pub(super) fn signed(x: f64) -> String {
+    if x > 0.0 {
+        format!("+{}", num(Some(x)))
+    } else {
+        num(Some(x))
+    }
+}
+
+/// The one-line verdict: the largest significant shift (its interval excludes 0; largest
+/// relative to A's value, so metrics of different units compare) and the contract.
+pub(super) fn verdict(contract: &Contract, metrics: &[MetricComparison]) -> String {
+    let confidence = format!("{:.0}%", CONFIDENCE * 100.0);
+    let mut best: Option<(f64, String)> = None;
+    // Many intervals are tested at once: some exclude 0 by chance alone, so the verdict
+    // says how many did against how many chance would give.
+    let (mut tested, mut excluding) = (0u32, 0u32);
+    for m in metrics {
+        for (s, (_, _, a)) in m.shift.iter().zip(m.a.pct.quantiles()) {
+            let b =
+                m.b.pct
+                    .quantiles()
+                    .into_iter()
+                    .find(|q| q.0 == s.quantile)
+                    .and_then(|q| q.2);
+            let (Some(est), Some(lo), Some(hi), Some(a), Some(b)) =
+                (s.estimate, s.ci_low, s.ci_high, a, b)
+            else {
+                continue;
+            };
+            tested += 1;
+            if !(lo > 0.0 || hi < 0.0) || a == 0.0 {
+                continue;
+            }
+            excluding += 1;
+            let rel = est / a.abs();
+            if best.as_ref().is_some_and(|(r, _)| r.abs() >= rel.abs()) {
+                continue;
+            }
+            let label = if m.label.is_empty() {
+                &m.name
+            } else {
+                &m.label
+            };
+            best = Some((
+                rel,
+                format!(
+                    "the largest significant shift is {label} {}, {} → {} ({}, {:+.1}%; {confidence} interval [{}, {}])",
+                    s.quantile,
+                    num(Some(a)),
+                    num(Some(b)),
+                    signed(est),
+                    rel * 100.0,
+                    signed(lo),
+                    signed(hi)
+                ),
+            ));
+        }
+    }
+    let found = best.is_some();
+    let chance = f64::from(tested) * (1.0 - CONFIDENCE);
+    let shift = best.map(|b| {
+        format!(
+            "{}; {excluding} of {tested} intervals exclude{} 0, where chance alone gives about {chance:.1}",
+            b.1,
+            if excluding == 1 { "s" } else { "" }
+        )
+    });
+    let shift = shift.unwrap_or_else(|| {
+        format!("no percentile shift B − A has a {confidence} interval that excludes 0")
+    });
+    let contract = match contract.warnings.len() {
+        0 => "the workload contract holds (no difference beyond the tolerances)".to_string(),
+        n => {
+            let mut fields: Vec<&str> =
+                contract.warnings.iter().map(|w| w.field.as_str()).collect();
+            fields.dedup();
+            format!(
+                "{}the cohorts differ on the workload contract ({n} warning{}: {}){}",
+                if found { "but " } else { "" },
+                if n == 1 { "" } else { "s" },
+                fields.join(", "),
+                if found {
+                    ", so the shift may come from the workload"
+                } else {
+                    ""
+                }
+            )
+        }
+    };
+    format!("B against A: {shift}; {contract}.")
+}
+
+pub(super) fn class_mix(rules: &RuleSet, a: &CohortData, b: &CohortData) -> Vec<ClassMix> {
+    let (ta, tb) = (a.summary.requests as f64, b.summary.requests as f64);
+    rules
+        .class_order()
+        .into_iter()
+        .map(|c| {
+            let x = a.classes.get(c).copied().unwrap_or(0);
+            let y = b.classes.get(c).copied().unwrap_or(0);
+            let (sx, sy) = (x as f64 / ta.max(1.0), y as f64 / tb.max(1.0));
+            ClassMix {
+                class: c.to_string(),
+                a: x,
+                a_share: round4(sx),
+                b: y,
+                b_share: round4(sy),
+                difference_points: round3((sy - sx) * 100.0),
+            }
+        })
+        .collect()
+}

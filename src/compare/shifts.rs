@@ -6,7 +6,9 @@ use polars::prelude::*;
 use super::cohort::{failed, values, CohortData};
 use super::contract::num;
 use super::result::*;
-use super::two_sample::{bootstrap_shift, mann_whitney, round4, round_sig, SplitMix64};
+use super::two_sample::{
+    bootstrap_shift_sorted, mann_whitney_sorted, round4, round_sig, sorted, SplitMix64,
+};
 use super::{Settings, CONFIDENCE, QUANTILES};
 use crate::ruleset::RuleSet;
 use crate::stats;
@@ -56,9 +58,11 @@ pub(super) fn metrics(
             };
         let (va, side_a) = side(a, &fa, pa.get(i))?;
         let (vb, side_b) = side(b, &fb, pb.get(i))?;
+        // Sorted once for both the interval and the rank test.
+        let (va, vb) = (sorted(&va), sorted(&vb));
         // One stream per metric, so a metric's interval does not depend on the others.
         let mut rng = SplitMix64::new(settings.seed.wrapping_add(i as u64));
-        let cis = bootstrap_shift(&va, &vb, &qs, settings.resamples, CONFIDENCE, &mut rng);
+        let cis = bootstrap_shift_sorted(&va, &vb, &qs, settings.resamples, CONFIDENCE, &mut rng);
         let get = |s: &Side, k: usize| match k {
             0 => s.pct.p50,
             1 => s.pct.p95,
@@ -99,7 +103,7 @@ pub(super) fn metrics(
             a: side_a,
             b: side_b,
             shift,
-            mann_whitney: mann_whitney(&va, &vb).map(|t| MannWhitney {
+            mann_whitney: mann_whitney_sorted(&va, &vb).map(|t| MannWhitney {
                 u: round3(t.u),
                 b_above_a: round4(t.b_above_a),
                 z: round4(t.z),

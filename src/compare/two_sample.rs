@@ -140,14 +140,23 @@ pub(super) fn mann_whitney_sorted(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
     // Values ranked so far, and the next value of each sample.
     let (mut seen, mut i, mut j) = (0usize, 0usize, 0usize);
     while i < a.len() || j < b.len() {
-        let x = match (a.get(i), b.get(j)) {
-            (Some(x), Some(y)) => x.min(*y),
-            (Some(x), None) => *x,
-            (None, Some(y)) => *y,
-            (None, None) => unreachable!("the loop runs while a value is left"),
+        // The next value of the union in `total_cmp` order, A's first among equals (as a
+        // stable sort of A then B has them).
+        let from_a_first = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.total_cmp(y).is_le(),
+            (x, _) => x.is_some(),
         };
-        let from_a = a[i..].iter().take_while(|v| **v == x).count();
-        let from_b = b[j..].iter().take_while(|v| **v == x).count();
+        let x = if from_a_first { a[i] } else { b[j] };
+        let (from_a, from_b) = if x.is_nan() {
+            // NaN equals nothing, itself included: a group of one.
+            (usize::from(from_a_first), usize::from(!from_a_first))
+        } else {
+            // Values equal to x (−0 and 0 are) lie together in each sample's order.
+            (
+                a[i..].iter().take_while(|v| **v == x).count(),
+                b[j..].iter().take_while(|v| **v == x).count(),
+            )
+        };
         (i, j) = (i + from_a, j + from_b);
         // Ranks seen+1 ..= seen+t share their average.
         let t = from_a + from_b;
@@ -326,5 +335,43 @@ mod tests {
             }
         }
         assert_eq!(mann_whitney(&a, &b).unwrap().u, u);
+    }
+
+    /// The ranks of the merged walk are those of the sorted union (A before B among equal
+    /// values), NaN of either sign included, each NaN a group of its own.
+    #[test]
+    fn ranks_are_those_of_the_sorted_union() {
+        let union_ranks = |a: &[f64], b: &[f64]| -> f64 {
+            let mut all: Vec<(f64, bool)> = a
+                .iter()
+                .map(|x| (*x, false))
+                .chain(b.iter().map(|x| (*x, true)))
+                .collect();
+            all.sort_by(|x, y| x.0.total_cmp(&y.0));
+            let (mut rank_sum_b, mut i) = (0.0, 0);
+            while i < all.len() {
+                let mut j = i;
+                while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
+                    j += 1;
+                }
+                let rank = (i + j + 2) as f64 / 2.0;
+                rank_sum_b += rank * all[i..=j].iter().filter(|v| v.1).count() as f64;
+                i = j + 1;
+            }
+            rank_sum_b
+        };
+        let a = [f64::NAN, -f64::NAN, 1.0, 1.0, -0.0, 0.0, 2.0, f64::NAN];
+        let b = [f64::NAN, 0.0, 1.0, -0.0, 3.0, -f64::NAN, 2.0];
+        let rank_sum_b = union_ranks(&a, &b);
+        let n2 = b.len() as f64;
+        let got = mann_whitney(&a, &b).unwrap();
+        assert_eq!(got.u, rank_sum_b - n2 * (n2 + 1.0) / 2.0);
+        let plain = [1.0, 1.0, -0.0, 0.0, 2.0];
+        let other = [0.0, 1.0, -0.0, 3.0, 2.0];
+        let rank_sum_b = union_ranks(&plain, &other);
+        assert_eq!(
+            mann_whitney(&plain, &other).unwrap().u,
+            rank_sum_b - 5.0 * 6.0 / 2.0
+        );
     }
 }

@@ -7,7 +7,7 @@ use polars::prelude::*;
 
 use super::request::exact;
 use crate::ruleset::compile::{self, Compiler};
-use crate::ruleset::types::{Arith, Cmp, Func, Node};
+use crate::ruleset::types::{Arith, Func, Node};
 use crate::ruleset::Rule;
 use crate::ruleset::RuleSet;
 use crate::stats;
@@ -108,17 +108,6 @@ pub(super) fn checks_frame(rules: &RuleSet, rows: &DataFrame) -> PolarsResult<Da
     stats::collect(rows.clone().lazy().select(exprs))
 }
 
-pub(super) fn cmp_text(op: Cmp) -> &'static str {
-    match op {
-        Cmp::Eq => "=",
-        Cmp::NotEq => "<>",
-        Cmp::Lt => "<",
-        Cmp::LtEq => "<=",
-        Cmp::Gt => ">",
-        Cmp::GtEq => ">=",
-    }
-}
-
 fn precedence(node: &Node) -> u8 {
     match node {
         Node::Or(..) => 1,
@@ -153,7 +142,7 @@ fn render(node: &Node, min: u8) -> String {
             };
             format!("{} {o} {}", render(a, p), render(b, p + 1))
         }
-        Node::Cmp(op, a, b) => format!("{} {} {}", render(a, 5), cmp_text(*op), render(b, 5)),
+        Node::Cmp(op, a, b) => format!("{} {} {}", render(a, 5), op.sql(), render(b, 5)),
         Node::And(a, b) => format!("{} AND {}", render(a, p), render(b, p + 1)),
         Node::Or(a, b) => format!("{} OR {}", render(a, p), render(b, p + 1)),
         Node::Not(a) => format!("NOT {}", render(a, p)),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use polars::prelude::*;
 
 use super::clock::timeline;
-use super::evidence::{atoms, check_column, checks_frame, cmp_text, leaves, sql, Side};
+use super::evidence::{atoms, check_column, checks_frame, leaves, sql, Side};
 use crate::analyze;
 use crate::catalogue::{self, Kind};
 use crate::error::{Error, Result};
@@ -346,7 +346,7 @@ impl<'a> Ctx<'a> {
                 });
                 let value = |side: Side| checked.get(&check_column(r, k, side)).rounded();
                 let op = match atom {
-                    Node::Cmp(op, ..) => Some(cmp_text(*op).to_string()),
+                    Node::Cmp(op, ..) => Some(op.sql().to_string()),
                     _ => None,
                 };
                 CheckResult {

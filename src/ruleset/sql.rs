@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::compile::{estimated_metrics, CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
-use super::types::{Arith, Cmp, Func, Node};
+use super::types::{Arith, Func, Node};
 use super::RuleSet;
 use crate::catalogue::{self, Catalogue, Kind, FIELDS};
 use crate::error::{Error, Result};
@@ -165,15 +165,7 @@ impl Emitter<'_> {
                 }
             }
             Node::Cmp(op, a, b) => {
-                let op = match op {
-                    Cmp::Eq => "=",
-                    Cmp::NotEq => "<>",
-                    Cmp::Lt => "<",
-                    Cmp::LtEq => "<=",
-                    Cmp::Gt => ">",
-                    Cmp::GtEq => ">=",
-                };
-                format!("({} {op} {})", self.value(a), self.value(b))
+                format!("({} {} {})", self.value(a), op.sql(), self.value(b))
             }
             Node::And(a, b) => format!("({} AND {})", self.value(a), self.value(b)),
             Node::Or(a, b) => format!("({} OR {})", self.value(a), self.value(b)),

@@ -135,6 +135,20 @@ pub enum Cmp {
     GtEq,
 }
 
+impl Cmp {
+    /// The operator as SQL writes it (and as `explain` shows a condition).
+    pub fn sql(self) -> &'static str {
+        match self {
+            Cmp::Eq => "=",
+            Cmp::NotEq => "<>",
+            Cmp::Lt => "<",
+            Cmp::LtEq => "<=",
+            Cmp::Gt => ">",
+            Cmp::GtEq => ">=",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
     Coalesce,

@@ -10,7 +10,9 @@
 //! parser takes fixed widths only (`.%3f`, not `%.f`) and hands a value it cannot read
 //! to chrono, which is several times slower. So each common form (UTC, a fraction of 0,
 //! 3, 6 or 9 digits) gets its own fast format, applied only to the rows of its width,
-//! and only the rest is trimmed, cut at its offset and given to chrono.
+//! and only the rest is trimmed, cut at its offset and given to chrono. Those steps run
+//! per morsel, and only in a morsel holding a value the fast formats did not read: in
+//! the usual log they never run.
 
 use polars::prelude::*;
 
@@ -134,8 +136,54 @@ pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {
         coalesce(&fast)
     };
     let lf = lf.with_column(fast.alias(FAST_PARSED));
+    if forms.is_empty() {
+        // No fast form: every value takes the slow path.
+        return slow_path(lf, c);
+    }
+    // 2. The rest, per morsel, only in a morsel holding a value the fast formats did not
+    //    read: the slow path's steps cost more than the fast parse, and in the usual log
+    //    every value is read fast.
+    let name = c.to_string();
+    let rest = col(c).map_many(
+        move |cols: &mut [Column]| the_rest(&name, cols),
+        &[col(FAST_PARSED)],
+        |_, _| {
+            Ok(Field::new(
+                PARSED.into(),
+                DataType::Datetime(TimeUnit::Milliseconds, None),
+            ))
+        },
+    );
+    lf.with_column(rest.alias(PARSED))
+}
 
-    // 2. The rest (an offset, spaces around, another fraction width, a number, or not a
+/// `PARSED` of one morsel, from its text column and its fast parse (`cols`): the fast
+/// parse where it read every value; else the slow path over the morsel.
+fn the_rest(c: &str, cols: &mut [Column]) -> PolarsResult<Column> {
+    let (text, fast) = (&cols[0], &cols[1]);
+    let unread = fast.is_null() & text.is_not_null();
+    if !unread.any() {
+        return Ok(fast.clone());
+    }
+    let morsel = DataFrame::new(
+        text.len(),
+        vec![
+            text.clone().with_name(c.into()),
+            fast.clone().with_name(FAST_PARSED.into()),
+        ],
+    )?;
+    let out = slow_path(morsel.lazy(), c)
+        .select([col(PARSED)])
+        .collect()?;
+    Ok(out.column(PARSED)?.clone())
+}
+
+/// Add `PARSED` to a frame holding the text column `c` and its fast parse
+/// `FAST_PARSED`: the fast parse, else the value as chrono reads it after the trim and
+/// the offset's cut, else a Unix time, else null.
+fn slow_path(lf: LazyFrame, c: &str) -> LazyFrame {
+    let null_text = || lit(NULL).cast(DataType::String);
+    // The rest (an offset, spaces around, another fraction width, a number, or not a
     //    time at all), trimmed, with any offset cut off and kept apart.
     let text = when(col(FAST_PARSED).is_null())
         .then(col(c))
@@ -296,6 +344,38 @@ mod tests {
         );
         // Spaces around and the two-digit fraction are chrono's.
         assert_eq!(fast, 3);
+    }
+
+    /// The slow path runs per morsel, only in morsels holding a value the fast formats did
+    /// not read: on the streaming engine, with such values here and there among many read
+    /// fast, every value still comes out as it would alone.
+    #[test]
+    fn values_the_fast_formats_miss_are_read_wherever_they_fall() {
+        let n = 200_000;
+        let text: Vec<Option<String>> = (0..n)
+            .map(|i| match i % 50_000 {
+                49_999 => Some("2026-11-02T18:00:00.250+08:00".to_string()),
+                30_000 => Some(" 2026-11-02T10:00:00.250Z".to_string()),
+                20_000 => None,
+                10_000 => Some("not a time".to_string()),
+                _ => Some("2026-11-02T10:00:00.250Z".to_string()),
+            })
+            .collect();
+        let lf = df!("ts" => text).unwrap().lazy();
+        let forms = forms(&lf, "ts");
+        let out = parse_text_column(lf, "ts", &forms)
+            .select([col(PARSED).cast(DataType::Int64)])
+            .collect_with_engine(Engine::Streaming)
+            .unwrap()
+            .unwrap_single();
+        let ms: Vec<Option<i64>> = out.column(PARSED).unwrap().i64().unwrap().iter().collect();
+        for (i, got) in ms.iter().enumerate() {
+            let want = match i % 50_000 {
+                20_000 | 10_000 => None,
+                _ => Some(TEN + 250),
+            };
+            assert_eq!(*got, want, "row {i}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use tracediag::compare::{
     Comparison, Options, SplitMix64,
 };
 use tracediag::ruleset::RuleSet;
+use tracediag::summary::round3;
 
 fn close(got: f64, want: f64, tol: f64) {
     assert!(
@@ -156,6 +157,29 @@ fn bootstrap_interval_contains_a_known_shift() {
         assert_eq!(s.estimate, Some(100.0), "{s:?}");
         let (lo, hi) = (s.ci_low.unwrap(), s.ci_high.unwrap());
         assert!(lo < 100.0 && 100.0 < hi, "{s:?}");
+    }
+    // Read from the files in two streaming passes (pass 2 keeping only the values at the
+    // ranks the draws read), the intervals are those of the bootstrap over all the values
+    // in memory: the same draws (the metric's stream is the seed + its index) and the same
+    // values at them.
+    let written = |v: &[Row]| -> Vec<f64> {
+        v.iter()
+            .map(|r| format!("{:.3}", r.e2e).parse().unwrap())
+            .collect()
+    };
+    let i = c.metrics.iter().position(|m| m.name == "end_to_end_ms");
+    let mut rng = SplitMix64::new(compare::DEFAULT_SEED + i.unwrap() as u64);
+    let in_memory = bootstrap_shift(
+        &written(&rows_a),
+        &written(&rows_b),
+        &qs,
+        1000,
+        0.95,
+        &mut rng,
+    );
+    for (s, ci) in e2e.shift.iter().zip(in_memory) {
+        let (lo, hi) = ci.unwrap();
+        assert_eq!((s.ci_low, s.ci_high), (Some(round3(lo)), Some(round3(hi))));
     }
     let mw = e2e.mann_whitney.unwrap();
     assert!(mw.b_above_a > 0.5, "{mw:?}");

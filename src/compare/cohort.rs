@@ -1,62 +1,304 @@
-//! One cohort as the comparison reads it: its summary and the values its tests need.
+//! One cohort as the comparison reads it: its summary, its label and token tallies and each
+//! metric's histogram, asked of the plan in one streaming pass (`pass_one`), never its rows.
+//!
+//! A source is one lazy frame holding one cohort (the pair form: each input set its own
+//! plan) or both (the split form: one plan, the split column a key of every group-by), so
+//! a split log is read once for both cohorts.
 
 use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
 use super::result::*;
-use super::two_sample::{round4, sorted};
-use super::{Cohort, MIX_LABELS};
+use super::two_sample::{round4, total};
+use super::MIX_LABELS;
 use crate::analyze::iso_ms;
-use crate::stats;
-use crate::stats::quantile7;
+use crate::stats::exact::{self, from_order_key, order_key, Counts};
+use crate::stats::ranked::histograms;
+use crate::stats::{key_columns, keys_as_text, quantile7_at, true_count, Key};
 use crate::summary::{round3, Count, TimeSpan};
 
-/// A cohort's summary and the raw values the tests need.
+/// One lazy frame of requests and the cohorts it holds.
+pub(super) struct Source {
+    pub(super) lf: LazyFrame,
+    /// The group-by keys telling its cohorts apart (the split column), or none.
+    pub(super) fine: Vec<String>,
+    /// Each cohort it holds: 0 for A, 1 for B, and its key.
+    pub(super) members: Vec<(usize, Key)>,
+}
+
+/// A cohort's summary, tallies and histograms.
 pub(super) struct CohortData {
     pub(super) summary: CohortSummary,
-    pub(super) input_tokens: Vec<f64>,
-    pub(super) output_tokens: Vec<f64>,
+    /// Distinct token counts with their requests, in order (`two_sample::tally`'s form).
+    pub(super) input_tokens: Vec<(i64, u64)>,
+    pub(super) output_tokens: Vec<(i64, u64)>,
     /// First and last timestamp, ms since the epoch.
     pub(super) span: Option<(i64, i64)>,
     pub(super) mixes: BTreeMap<&'static str, BTreeMap<String, u64>>,
     pub(super) classes: BTreeMap<String, u64>,
+    /// Per compared metric, in order: rows per bucket of its values (`stats::exact`).
+    pub(super) histograms: Vec<Counts>,
+    /// Per compared metric: the failed requests among those with a value.
+    pub(super) failures_with_value: Vec<u64>,
 }
 
-pub(super) fn values(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<f64>>> {
-    let c = df.column(name)?.cast(&DataType::Float64)?;
-    let ca = c.f64()?;
-    Ok((0..ca.len())
-        .map(|i| ca.get(i).filter(|x| x.is_finite()))
+const ROWS: &str = "__rows";
+const FAILURES: &str = "__failures";
+const TS_MIN: &str = "__ts_min";
+const TS_MAX: &str = "__ts_max";
+const TS_N: &str = "__ts_n";
+const STREAMED: &str = "__streamed";
+const STREAM_KNOWN: &str = "__stream_known";
+const VALUE: &str = "__value";
+const N: &str = "__n";
+
+/// The label columns counted per cohort: the outcome, the contract's mixes, the class.
+fn labels() -> Vec<&'static str> {
+    let mut l = vec!["outcome"];
+    l.extend(MIX_LABELS.iter().map(|(c, _)| *c));
+    l.push("class");
+    l
+}
+
+/// The numeric columns tallied per cohort (each distinct value with its requests).
+const TALLIED: [&str; 3] = ["input_tokens", "output_tokens", "inflight"];
+
+fn failed() -> Expr {
+    col("outcome").cast(DataType::String).neq(lit("ok"))
+}
+
+fn failed_name(i: usize) -> String {
+    format!("__failed_{i}")
+}
+
+fn keys(fine: &[String]) -> Vec<Expr> {
+    fine.iter().map(|k| col(k.as_str())).collect()
+}
+
+/// Aggregates per group of `fine` (one row when there is no key), keys as text.
+fn grouped(lf: &LazyFrame, fine: &[String], aggs: Vec<Expr>) -> LazyFrame {
+    if fine.is_empty() {
+        lf.clone().select(aggs)
+    } else {
+        lf.clone()
+            .group_by(keys(fine))
+            .agg(aggs)
+            .with_columns(keys_as_text(fine))
+    }
+}
+
+/// Pass 1 for one source, to be collected together with every other source's: the
+/// summary row, the label counts, the tallies, then each metric's histogram.
+pub(super) fn pass_one(source: &Source, metrics: &[String]) -> Vec<LazyFrame> {
+    let (lf, fine) = (&source.lf, source.fine.as_slice());
+    let ts = || col("timestamp").cast(DataType::Int64);
+    let stream = || col("is_stream").cast(DataType::Boolean);
+    let mut aggs = vec![
+        len().cast(DataType::UInt64).alias(ROWS),
+        true_count(failed(), FAILURES),
+        ts().min().alias(TS_MIN),
+        ts().max().alias(TS_MAX),
+        ts().count().cast(DataType::UInt64).alias(TS_N),
+        true_count(stream(), STREAMED),
+        stream().count().cast(DataType::UInt64).alias(STREAM_KNOWN),
+    ];
+    for (i, m) in metrics.iter().enumerate() {
+        let finite = col(m.as_str()).cast(DataType::Float64).is_finite();
+        aggs.push(true_count(finite.and(failed()), &failed_name(i)));
+    }
+    let mut queries = vec![grouped(lf, fine, aggs)];
+    for label in labels() {
+        let mut by = fine.to_vec();
+        by.push(label.to_string());
+        queries.push(grouped_by(lf, &by));
+    }
+    for column in TALLIED {
+        // Finite values only, −0 as 0. Filtered after the projection, as `stats::exact`
+        // does, so that the filter is not pushed into the subplan the queries share.
+        let v = col(column).cast(DataType::Float64);
+        let v = when(v.clone().is_finite())
+            .then(when(v.clone().eq(lit(0.0))).then(lit(0.0)).otherwise(v))
+            .otherwise(lit(NULL).cast(DataType::Float64));
+        let mut cols = keys(fine);
+        cols.push(v.alias(VALUE));
+        let mut by = keys(fine);
+        by.push(col(VALUE));
+        queries.push(
+            lf.clone()
+                .select(cols)
+                .filter(col(VALUE).is_not_null())
+                .group_by(by)
+                .agg([len().cast(DataType::UInt64).alias(N)])
+                .with_columns(keys_as_text(fine)),
+        );
+    }
+    queries.extend(exact::histogram_queries(lf, fine, metrics));
+    queries
+}
+
+/// Rows per group of `by`, keys as text.
+fn grouped_by(lf: &LazyFrame, by: &[String]) -> LazyFrame {
+    lf.clone()
+        .group_by(keys(by))
+        .agg([len().cast(DataType::UInt64).alias(N)])
+        .with_columns(keys_as_text(by))
+}
+
+/// What pass 1 found of one cohort, before its summary is written.
+#[derive(Default)]
+pub(super) struct Found {
+    rows: u64,
+    failures: u64,
+    ts: Option<(i64, i64)>,
+    with_ts: u64,
+    streamed: u64,
+    stream_known: u64,
+    labels: BTreeMap<&'static str, BTreeMap<String, u64>>,
+    tallies: BTreeMap<&'static str, Vec<(i64, u64)>>,
+    histograms: Vec<Counts>,
+    failures_with_value: Vec<u64>,
+}
+
+impl Found {
+    pub(super) fn rows(&self) -> u64 {
+        self.rows
+    }
+}
+
+/// Pass 1's frames of one source (`pass_one`'s, in order) per cohort it holds.
+pub(super) fn read_pass_one(
+    source: &Source,
+    frames: &[DataFrame],
+    metrics: &[String],
+) -> PolarsResult<Vec<(usize, Found)>> {
+    let fine = &source.fine;
+    let mut found: BTreeMap<Key, Found> = source
+        .members
+        .iter()
+        .map(|(_, k)| {
+            (
+                k.clone(),
+                Found {
+                    histograms: vec![Counts::new(); metrics.len()],
+                    failures_with_value: vec![0; metrics.len()],
+                    ..Found::default()
+                },
+            )
+        })
+        .collect();
+    let mut frames = frames.iter();
+    let mut next = || frames.next().expect("one frame per query of pass_one");
+
+    let df = next();
+    let u = |name: &str| df.column(name).and_then(|c| c.cast(&DataType::UInt64));
+    let i = |name: &str| df.column(name).and_then(|c| c.cast(&DataType::Int64));
+    let (rows, failures, with_ts, streamed, known) = (
+        u(ROWS)?,
+        u(FAILURES)?,
+        u(TS_N)?,
+        u(STREAMED)?,
+        u(STREAM_KNOWN)?,
+    );
+    let (ts_min, ts_max) = (i(TS_MIN)?, i(TS_MAX)?);
+    let failed: Vec<Column> = (0..metrics.len())
+        .map(|m| u(&failed_name(m)))
+        .collect::<PolarsResult<_>>()?;
+    for (row, key) in key_columns(df, fine)?.into_iter().enumerate() {
+        let Some(f) = found.get_mut(&key) else {
+            continue;
+        };
+        let get = |c: &Column| c.u64().ok().and_then(|c| c.get(row)).unwrap_or(0);
+        f.rows = get(&rows);
+        f.failures = get(&failures);
+        f.with_ts = get(&with_ts);
+        f.streamed = get(&streamed);
+        f.stream_known = get(&known);
+        let t = |c: &Column| c.i64().ok().and_then(|c| c.get(row));
+        f.ts = t(&ts_min).zip(t(&ts_max));
+        f.failures_with_value = failed.iter().map(get).collect();
+    }
+
+    for label in labels() {
+        let df = next();
+        let mut by = fine.clone();
+        by.push(label.to_string());
+        let n = df.column(N)?.u64()?;
+        for (row, mut key) in key_columns(df, &by)?.into_iter().enumerate() {
+            let value = key.pop().flatten();
+            if let (Some(f), Some(value)) = (found.get_mut(&key), value) {
+                *f.labels.entry(label).or_default().entry(value).or_default() +=
+                    n.get(row).unwrap_or(0);
+            }
+        }
+    }
+
+    for column in TALLIED {
+        let df = next();
+        let values = df.column(VALUE)?.f64()?;
+        let n = df.column(N)?.u64()?;
+        for (row, key) in key_columns(df, fine)?.into_iter().enumerate() {
+            if let (Some(f), Some(x)) = (found.get_mut(&key), values.get(row)) {
+                f.tallies
+                    .entry(column)
+                    .or_default()
+                    .push((order_key(x), n.get(row).unwrap_or(0)));
+            }
+        }
+    }
+    for f in found.values_mut() {
+        for t in f.tallies.values_mut() {
+            t.sort_unstable();
+        }
+    }
+
+    for m in 0..metrics.len() {
+        for (key, hist) in histograms(next(), fine)? {
+            if let Some(f) = found.get_mut(&key) {
+                f.histograms[m] = hist;
+            }
+        }
+    }
+
+    Ok(source
+        .members
+        .iter()
+        .map(|(cohort, key)| (*cohort, found.remove(key).unwrap_or_default()))
         .collect())
 }
 
-pub(super) fn failed(df: &DataFrame) -> PolarsResult<Vec<bool>> {
-    let c = df.column("outcome")?.cast(&DataType::String)?;
-    let c = c.str()?;
-    Ok((0..c.len())
-        .map(|i| c.get(i).is_some_and(|o| o != "ok"))
-        .collect())
-}
-
-pub(super) fn dist(v: &[f64]) -> Dist {
-    if v.is_empty() {
+/// n, mean, median and p95 of a tally (`two_sample::tally`'s form).
+pub(super) fn dist(t: &[(i64, u64)]) -> Dist {
+    let n = total(t);
+    if n == 0 {
         return Dist::default();
     }
-    let s = sorted(v);
+    // Added one value at a time in order, as a sum over the sorted values is.
+    let mut sum = 0.0;
+    for &(k, c) in t {
+        let x = from_order_key(k);
+        for _ in 0..c {
+            sum += x;
+        }
+    }
+    let at = tally_at(t);
     Dist {
-        n: s.len() as u64,
-        mean: Some(round3(s.iter().sum::<f64>() / s.len() as f64)),
-        p50: quantile7(&s, 0.5).map(round3),
-        p95: quantile7(&s, 0.95).map(round3),
+        n,
+        mean: Some(round3(sum / n as f64)),
+        p50: quantile7_at(n, 0.5, &at).map(round3),
+        p95: quantile7_at(n, 0.95, &at).map(round3),
     }
 }
 
-pub(super) fn label_counts(df: &DataFrame, column: &str) -> PolarsResult<BTreeMap<String, u64>> {
-    Ok(stats::counts(df.clone().lazy(), &[column.to_string()])?
-        .into_iter()
-        .filter_map(|(k, n)| k.into_iter().next().flatten().map(|k| (k, n)))
-        .collect())
+/// The value of each 0-based rank of a tally.
+fn tally_at(t: &[(i64, u64)]) -> impl Fn(u64) -> f64 + '_ {
+    let mut ends = Vec::with_capacity(t.len());
+    let mut end = 0;
+    for &(_, c) in t {
+        end += c;
+        ends.push(end);
+    }
+    move |rank| from_order_key(t[ends.partition_point(|&e| e <= rank)].0)
 }
 
 pub(super) fn as_counts(m: &BTreeMap<String, u64>) -> Vec<Count> {
@@ -71,11 +313,11 @@ pub(super) fn as_counts(m: &BTreeMap<String, u64>) -> Vec<Count> {
 pub(super) const OUTCOME_ORDER: [&str; 4] = ["ok", "error", "cancelled", "timeout"];
 
 impl CohortData {
-    pub(super) fn of(label: &str, c: &Cohort) -> PolarsResult<CohortData> {
-        let df = &c.frame;
-        let rows = df.height() as u64;
-        let failures = failed(df)?.iter().filter(|f| **f).count() as u64;
-        let oc = label_counts(df, "outcome")?;
+    /// The cohort `label` (`A`, `B`) named `name`, read from `inputs`, from what pass 1
+    /// found of it.
+    pub(super) fn new(label: &str, name: &str, inputs: &[String], mut f: Found) -> CohortData {
+        let rows = f.rows;
+        let oc = f.labels.remove("outcome").unwrap_or_default();
         let mut outcomes: Vec<Count> = OUTCOME_ORDER
             .iter()
             .filter_map(|o| {
@@ -101,39 +343,31 @@ impl CohortData {
             });
         }
 
-        let ts = df.column("timestamp")?.cast(&DataType::Int64)?;
-        let ts = ts.i64()?;
-        let (min, max) = (ts.min(), ts.max());
-        let with_ts = (rows as usize - ts.null_count()) as u64;
-        let span = min.zip(max);
+        let span = f.ts;
         let span_minutes = span.map(|(s, e)| (e - s) as f64 / 60_000.0);
         let arrival = span_minutes
             .filter(|m| *m > 0.0)
-            .map(|m| round3(with_ts as f64 / m));
-
-        let stream = df.column("is_stream")?.cast(&DataType::Boolean)?;
-        let stream = stream.bool()?;
-        let streamed = stream.sum().unwrap_or(0) as u64;
-        let stream_known = (rows as usize - stream.null_count()) as u64;
-        let not_streamed = stream_known - streamed;
-
-        let input_tokens: Vec<f64> = values(df, "input_tokens")?.into_iter().flatten().collect();
-        let output_tokens: Vec<f64> = values(df, "output_tokens")?.into_iter().flatten().collect();
-        let inflight: Vec<f64> = values(df, "inflight")?.into_iter().flatten().collect();
+            .map(|m| round3(f.with_ts as f64 / m));
 
         let mut mixes = BTreeMap::new();
         for (column, _) in MIX_LABELS {
-            mixes.insert(column, label_counts(df, column)?);
+            mixes.insert(column, f.labels.remove(column).unwrap_or_default());
         }
-        let classes = label_counts(df, "class")?;
+        let classes = f.labels.remove("class").unwrap_or_default();
+        let mut tally = |c: &str| f.tallies.remove(c).unwrap_or_default();
+        let (input_tokens, output_tokens, inflight) = (
+            tally("input_tokens"),
+            tally("output_tokens"),
+            tally("inflight"),
+        );
 
         let summary = CohortSummary {
             label: label.to_string(),
-            name: c.name.clone(),
-            inputs: c.inputs.clone(),
+            name: name.to_string(),
+            inputs: inputs.to_vec(),
             requests: rows,
-            failures,
-            failure_rate: round4(failures as f64 / rows.max(1) as f64),
+            failures: f.failures,
+            failure_rate: round4(f.failures as f64 / rows.max(1) as f64),
             outcomes,
             time_span: span.and_then(|(s, e)| {
                 Some(TimeSpan {
@@ -143,11 +377,11 @@ impl CohortData {
             }),
             span_minutes: span_minutes.map(round3),
             arrival_per_minute: arrival,
-            streamed,
-            not_streamed,
-            stream_unknown: rows - stream_known,
-            streaming_share: (stream_known > 0)
-                .then(|| round4(streamed as f64 / stream_known as f64)),
+            streamed: f.streamed,
+            not_streamed: f.stream_known - f.streamed,
+            stream_unknown: rows - f.stream_known,
+            streaming_share: (f.stream_known > 0)
+                .then(|| round4(f.streamed as f64 / f.stream_known as f64)),
             models: as_counts(&mixes["model"]),
             groups: as_counts(&mixes["group"]),
             regions: as_counts(&mixes["region"]),
@@ -155,13 +389,15 @@ impl CohortData {
             output_tokens: dist(&output_tokens),
             inflight: dist(&inflight),
         };
-        Ok(CohortData {
+        CohortData {
             summary,
             input_tokens,
             output_tokens,
             span,
             mixes,
             classes,
-        })
+            histograms: f.histograms,
+            failures_with_value: f.failures_with_value,
+        }
     }
 }

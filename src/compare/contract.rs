@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::cohort::CohortData;
 use super::result::*;
-use super::two_sample::{ks_two_sample, round4, round_sig};
+use super::two_sample::{ks_tallies, round4, round_sig};
 use super::{
     ARRIVAL_RATIO, FAILURE_POINTS, INFLIGHT_RATIO, MIN_OVERLAP, MIN_REQUESTS, MIX_LABELS,
     MIX_POINTS, NOT_IN_LOG, STREAMING_POINTS, TOKEN_P_VALUE,
@@ -264,7 +264,7 @@ pub(super) fn contract(a: &CohortData, b: &CohortData, split: Option<&str>) -> C
             &sb.output_tokens,
         ),
     ] {
-        let test = ks_two_sample(xa, xb).map(|t| TwoSample {
+        let test = ks_tallies(xa, xb).map(|t| TwoSample {
             statistic: round4(t.statistic),
             p_value: round_sig(t.p_value),
             ..t

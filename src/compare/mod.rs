@@ -7,7 +7,8 @@
 //! failure rates — and records every difference beyond a stated tolerance as a warning
 //! that names the field and both values. Then come p50/p95/p99 of every named metric per
 //! cohort (failures included), the shift B − A of each percentile with a bootstrap
-//! confidence interval, a Mann–Whitney U test per metric, and the class mix.
+//! confidence interval, a Mann–Whitney U test per metric (on the values binned as the
+//! percentiles' histograms bin them), and the class mix.
 //!
 //! Plain data only: nothing here prints. The statistics (`ks_two_sample`, `mann_whitney`,
 //! `bootstrap_shift`, `SplitMix64`) are public so they can be checked on their own.
@@ -28,9 +29,12 @@
 //! A field recorded in one cohort only is a warning too; a field recorded in neither is
 //! listed as not checked.
 //!
-//! `result` holds the findings; `cohort` reads each cohort, `contract` checks the workload
-//! contract, `shifts` compares the metrics and gives the verdict, with the statistics of
-//! `two_sample`.
+//! No cohort is held as rows. `cohort` asks the plan, in one streaming pass, for each
+//! cohort's counts, token tallies and metric histograms; `shifts` works out which ranks
+//! the percentiles and the bootstrap's draws read, and a second pass fetches the values at
+//! those ranks alone (`stats::ranked`). `contract` checks the workload contract, `shifts`
+//! compares the metrics and gives the verdict, with the statistics of `two_sample`;
+//! `result` holds the findings.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -41,12 +45,14 @@ use crate::analyze::{self, iso_ms};
 use crate::catalogue;
 use crate::error::{Error, Result};
 use crate::plan;
+use crate::ruleset::Metric;
 use crate::ruleset::RuleSet;
 use crate::source::{self, SOURCE_COL};
 use crate::stats;
+use crate::stats::ranked::{self, Ranked};
 use crate::stats::support;
 use crate::summary::{tool, BadRows, LeftOut, RulesInfo, Window, PERCENTILE_METHOD};
-use cohort::CohortData;
+use cohort::{CohortData, Source};
 use contract::contract;
 use shifts::{class_mix, metrics, verdict};
 
@@ -169,105 +175,74 @@ pub fn parse_split(text: &str) -> Result<(String, [String; 2])> {
 // ---------------------------------------------------------------------------------------
 // Running
 
-/// One cohort ready to compare: its name, its inputs, and its analysed frame (one row per
-/// request, as `analyze::run` returns it).
-pub struct Cohort {
-    pub name: String,
-    pub inputs: Vec<String>,
-    pub frame: DataFrame,
-}
-
-/// How to compare two analysed cohorts.
+/// How to compare two cohorts.
 #[derive(Debug, Clone)]
-pub struct Settings {
-    pub seed: u64,
-    pub resamples: usize,
+struct Settings {
+    seed: u64,
+    resamples: usize,
     /// The split column: it differs by construction, so its mix is not checked.
-    pub split: Option<String>,
-    pub window: Option<Window>,
+    split: Option<String>,
+    window: Option<Window>,
     /// Reported metrics neither cohort can compute (`Plan::uncomputable`), and the tools
     /// whose figures the cohorts' inputs hold (`Plan::tools`): left out, and named.
-    pub uncomputable: Vec<String>,
-    pub tools: BTreeSet<&'static str>,
+    uncomputable: Vec<String>,
+    tools: BTreeSet<&'static str>,
 }
 
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            seed: DEFAULT_SEED,
-            resamples: DEFAULT_RESAMPLES,
-            split: None,
-            window: None,
-            uncomputable: vec![],
-            tools: BTreeSet::new(),
-        }
-    }
-}
+/// A cohort's name (the argument as given, or `column=value`) and its inputs.
+type Named = (String, Vec<String>);
 
-/// Read, analyse and split the inputs, then compare.
+/// Read, analyse and split the inputs, then compare: two streaming passes over each
+/// source (`cohort::pass_one`, then the values at the ranks the percentiles and the
+/// bootstrap read), the figures of both cohorts from what they return.
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let mut bad_rows = vec![];
     let mut overlaps = vec![];
     // Per cohort plan: the metrics it cannot compute, the tools whose figures it holds.
     let mut coverage: Vec<(Vec<String>, BTreeSet<&'static str>)> = vec![];
-    // Each cohort's rows, from the plan: only the columns the comparison reads (compare
-    // takes them apart in memory; it needs no analyze summary).
-    let mut analyse =
-        |inputs: &[PathBuf], split: Option<&str>| -> Result<(plan::Plan, LazyFrame)> {
-            let read = analyze::Options {
-                inputs: inputs.to_vec(),
-                by: vec![],
-                ..opts.read.clone()
-            };
-            analyze::check(rules, &read)?;
-            let plan = plan::build(rules, &read)?;
-            bad_rows.extend(analyze::bad_rows(
-                &plan.inputs,
-                read.on_bad_row,
-                plan.unparsed_skipped,
-                plan.skipped_examples.clone(),
-            ));
-            overlaps.extend(plan.overlap.clone());
-            coverage.push((plan.uncomputable.clone(), plan.tools.clone()));
-            let lf = plan.lf.clone().select(cohort_columns(rules, split));
-            Ok((plan, lf))
+    let mut analyse = |inputs: &[PathBuf]| -> Result<plan::Plan> {
+        let read = analyze::Options {
+            inputs: inputs.to_vec(),
+            by: vec![],
+            ..opts.read.clone()
         };
-    // A cohort with no request in the incident window: the window's error, naming the
-    // span its inputs do cover.
-    let collect = |label: &str, plan: &plan::Plan, lf: LazyFrame| -> Result<DataFrame> {
-        let df = stats::collect(lf).map_err(|e| plan.read_error(&e))?;
-        if df.height() == 0 {
-            if let Some(e) = plan.empty_window()? {
-                return Err(Error::Usage(format!("cohort {label}: {e}")));
-            }
-        }
-        Ok(df)
+        analyze::check(rules, &read)?;
+        let plan = plan::build(rules, &read)?;
+        bad_rows.extend(analyze::bad_rows(
+            &plan.inputs,
+            read.on_bad_row,
+            plan.unparsed_skipped,
+            plan.skipped_examples.clone(),
+        ));
+        overlaps.extend(plan.overlap.clone());
+        coverage.push((plan.uncomputable.clone(), plan.tools.clone()));
+        Ok(plan)
     };
     let names = |p: &[PathBuf]| {
         p.iter()
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
     };
-    let (a, b, split) = match &opts.cohorts {
-        Cohorts::Pair(a, b) => (
-            Cohort {
-                name: a.name.clone(),
-                inputs: names(&a.inputs),
-                frame: {
-                    let (plan, lf) = analyse(&a.inputs, None)?;
-                    collect("A", &plan, lf)?
-                },
-            },
-            Cohort {
-                name: b.name.clone(),
-                inputs: names(&b.inputs),
-                frame: {
-                    let (plan, lf) = analyse(&b.inputs, None)?;
-                    collect("B", &plan, lf)?
-                },
-            },
-            None,
-        ),
+    // Each source with its plan; the cohorts' names and inputs, A then B.
+    let (sources, cohorts, split): (Vec<(Source, plan::Plan)>, [Named; 2], _) = match &opts.cohorts
+    {
+        Cohorts::Pair(a, b) => {
+            let pa = analyse(&a.inputs)?;
+            let pb = analyse(&b.inputs)?;
+            let source = |plan: &plan::Plan, cohort: usize| Source {
+                lf: plan.lf.clone().select(cohort_columns(rules, None)),
+                fine: vec![],
+                members: vec![(cohort, vec![])],
+            };
+            (
+                vec![(source(&pa, 0), pa), (source(&pb, 1), pb)],
+                [
+                    (a.name.clone(), names(&a.inputs)),
+                    (b.name.clone(), names(&b.inputs)),
+                ],
+                None,
+            )
+        }
         Cohorts::Split {
             inputs,
             column,
@@ -285,7 +260,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                     cols.join(", ")
                 )));
             }
-            let (plan, lf) = analyse(inputs, Some(column))?;
+            let plan = analyse(inputs)?;
             if !analyze::absent_columns(&plan.inputs, std::slice::from_ref(column)).is_empty() {
                 return Err(Error::Usage(format!(
                     "{}: there is nothing to split",
@@ -295,23 +270,27 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                     )
                 )));
             }
+            let lf = plan.lf.clone().select(cohort_columns(rules, Some(column)));
             // A value missing from the window may be the window's fault: say so first.
-            let [fa, fb] = match split(lf, column, values) {
-                Ok([a, b]) => [collect("A", &plan, a)?, collect("B", &plan, b)?],
+            let both = match split(lf, column, values) {
+                Ok(both) => both,
                 Err(e) => return Err(plan.empty_window()?.unwrap_or(e)),
             };
             let inputs = names(inputs);
+            let source = Source {
+                lf: both,
+                fine: vec![column.clone()],
+                members: vec![
+                    (0, vec![Some(values[0].clone())]),
+                    (1, vec![Some(values[1].clone())]),
+                ],
+            };
             (
-                Cohort {
-                    name: format!("{column}={}", values[0]),
-                    inputs: inputs.clone(),
-                    frame: fa,
-                },
-                Cohort {
-                    name: format!("{column}={}", values[1]),
-                    inputs,
-                    frame: fb,
-                },
+                vec![(source, plan)],
+                [
+                    (format!("{column}={}", values[0]), inputs.clone()),
+                    (format!("{column}={}", values[1]), inputs),
+                ],
                 Some(column.clone()),
             )
         }
@@ -332,32 +311,121 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
         since: since.and_then(iso_ms),
         until: until.and_then(iso_ms),
     });
-    let mut c = compare(
-        rules,
-        &a,
-        &b,
-        &Settings {
-            seed: opts.seed,
-            resamples: opts.resamples,
-            split,
-            window,
-            uncomputable,
-            tools,
+    let settings = Settings {
+        seed: opts.seed,
+        resamples: opts.resamples,
+        split,
+        window,
+        uncomputable,
+        tools,
+    };
+    let reported: Vec<&Metric> = rules
+        .reported_metrics()
+        .into_iter()
+        .filter(|m| !settings.uncomputable.contains(&m.name))
+        .collect();
+    let metric_names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
+
+    // Pass 1, source by source (an error names the source's files).
+    let mut found: [Option<cohort::Found>; 2] = [None, None];
+    for (source, plan) in &sources {
+        let frames = stats::collect_all(cohort::pass_one(source, &metric_names))
+            .map_err(|e| plan.read_error(&e))?;
+        for (c, f) in cohort::read_pass_one(source, &frames, &metric_names).map_err(internal)? {
+            if f.rows() == 0 {
+                let label = ["A", "B"][c];
+                // A cohort with no request in the incident window: the window's error,
+                // naming the span its inputs do cover.
+                if let Some(e) = plan.empty_window()? {
+                    return Err(Error::Usage(format!("cohort {label}: {e}")));
+                }
+                return Err(Error::Usage(format!(
+                    "cohort {label} ({}) has no requests{}",
+                    cohorts[c].0,
+                    if settings.window.is_some() {
+                        " in the window"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            found[c] = Some(f);
+        }
+    }
+    let [fa, fb] = found.map(|f| f.expect("every cohort is in a source"));
+    let a = CohortData::new("A", &cohorts[0].0, &cohorts[0].1, fa);
+    let b = CohortData::new("B", &cohorts[1].0, &cohorts[1].1, fb);
+
+    // Pass 2: the values at the ranks the percentiles and the bootstrap read.
+    let reads = shifts::reads(&a, &b, &settings);
+    let data = [&a, &b];
+    let mut ranked: Vec<[Ranked; 2]> = vec![Default::default(); reported.len()];
+    for (source, plan) in &sources {
+        let mut queries = vec![];
+        let mut asked = vec![];
+        for (m, name) in metric_names.iter().enumerate() {
+            let mut needed = BTreeSet::new();
+            for (c, _) in &source.members {
+                needed.extend(ranked::buckets_of(
+                    &data[*c].histograms[m],
+                    &reads.ranges[m][*c],
+                ));
+            }
+            if !needed.is_empty() {
+                queries.push(ranked::query(&source.lf, &source.fine, name, &needed));
+                asked.push(m);
+            }
+        }
+        let frames = stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
+        for (df, m) in frames.iter().zip(asked) {
+            let hists = source
+                .members
+                .iter()
+                .map(|(c, key)| (key.clone(), data[*c].histograms[m].clone()))
+                .collect();
+            let mut per_key = ranked::ranked(df, &source.fine, &hists).map_err(internal)?;
+            for (c, key) in &source.members {
+                ranked[m][*c] = per_key.remove(key).unwrap_or_default();
+            }
+        }
+    }
+
+    let contract = contract(&a, &b, settings.split.as_deref());
+    let metrics = metrics(&reported, &a, &b, &reads, &ranked);
+    let classes = class_mix(rules, &a, &b);
+    Ok(Comparison {
+        tool: tool(),
+        verdict: verdict(&contract, &metrics),
+        rules: RulesInfo::of(rules),
+        percentile_method: PERCENTILE_METHOD,
+        percentile_rule: support::RULE,
+        split: settings.split.clone(),
+        window: settings.window.clone(),
+        cohorts: vec![a.summary, b.summary],
+        contract,
+        bootstrap: Bootstrap {
+            resamples: settings.resamples,
+            seed: settings.seed,
+            confidence: CONFIDENCE,
+            method: BOOTSTRAP_METHOD,
         },
-    )?;
-    c.bad_rows = BadRows::merge(bad_rows);
-    c.overlapping_inputs = overlaps;
-    Ok(c)
+        mann_whitney_method: MANN_WHITNEY_METHOD,
+        metrics,
+        metrics_left_out: LeftOut::of(rules, &settings.uncomputable, &settings.tools),
+        classes,
+        bad_rows: BadRows::merge(bad_rows),
+        overlapping_inputs: overlaps,
+    })
 }
 
 fn internal(e: PolarsError) -> Error {
     Error::Usage(format!("compare: {e}"))
 }
 
-/// The two cohorts of `lf` whose `column` holds `values[0]` and `values[1]`, as lazy
-/// filters. A value no request has is a usage error that lists the values there are
-/// (found by one more pass over that column only).
-pub fn split(lf: LazyFrame, column: &str, values: &[String; 2]) -> Result<[LazyFrame; 2]> {
+/// The requests of `lf` whose `column` holds `values[0]` or `values[1]`, as a lazy filter.
+/// A value no request has is a usage error that lists the values there are (found by one
+/// more pass over that column only).
+pub fn split(lf: LazyFrame, column: &str, values: &[String; 2]) -> Result<LazyFrame> {
     let key = col(column).cast(DataType::String);
     let wanted = Series::new("values".into(), values.as_slice());
     let found = stats::counts(
@@ -387,8 +455,7 @@ pub fn split(lf: LazyFrame, column: &str, values: &[String; 2]) -> Result<[LazyF
             }));
         }
     }
-    let part = |v: &str| lf.clone().filter(key.clone().eq(lit(v)));
-    Ok([part(&values[0]), part(&values[1])])
+    Ok(lf.filter(stats::member_of(key, &wanted)))
 }
 
 /// The columns `compare` reads from each request: the named metrics, the contract's
@@ -416,48 +483,4 @@ fn cohort_columns(rules: &RuleSet, split: Option<&str>) -> Vec<Expr> {
         .filter(|n| seen.insert(*n))
         .map(col)
         .collect()
-}
-
-/// Compare two analysed cohorts.
-pub fn compare(rules: &RuleSet, a: &Cohort, b: &Cohort, settings: &Settings) -> Result<Comparison> {
-    for (label, c) in [("A", a), ("B", b)] {
-        if c.frame.height() == 0 {
-            return Err(Error::Usage(format!(
-                "cohort {label} ({}) has no requests{}",
-                c.name,
-                if settings.window.is_some() {
-                    " in the window"
-                } else {
-                    ""
-                }
-            )));
-        }
-    }
-    let ca = CohortData::of("A", a).map_err(internal)?;
-    let cb = CohortData::of("B", b).map_err(internal)?;
-    let contract = contract(&ca, &cb, settings.split.as_deref());
-    let metrics = metrics(rules, &a.frame, &b.frame, settings).map_err(internal)?;
-    let classes = class_mix(rules, &ca, &cb);
-    Ok(Comparison {
-        tool: tool(),
-        verdict: verdict(&contract, &metrics),
-        rules: RulesInfo::of(rules),
-        percentile_method: PERCENTILE_METHOD,
-        percentile_rule: support::RULE,
-        split: settings.split.clone(),
-        window: settings.window.clone(),
-        cohorts: vec![ca.summary, cb.summary],
-        contract,
-        bootstrap: Bootstrap {
-            resamples: settings.resamples,
-            seed: settings.seed,
-            confidence: CONFIDENCE,
-            method: BOOTSTRAP_METHOD,
-        },
-        metrics,
-        metrics_left_out: LeftOut::of(rules, &settings.uncomputable, &settings.tools),
-        classes,
-        bad_rows: None,
-        overlapping_inputs: vec![],
-    })
 }

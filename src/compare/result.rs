@@ -25,6 +25,8 @@ pub struct Comparison {
     /// Checked before any ranking.
     pub contract: Contract,
     pub bootstrap: Bootstrap,
+    /// How each metric's `mann_whitney` is computed (`MANN_WHITNEY_METHOD`).
+    pub mann_whitney_method: &'static str,
     pub metrics: Vec<MetricComparison>,
     /// Named metrics neither cohort can compute, left out of `metrics`; absent when every
     /// one is there.
@@ -153,8 +155,10 @@ pub struct Bootstrap {
 
 pub const BOOTSTRAP_METHOD: &str = "percentile bootstrap: each cohort resampled with replacement at its own size (SplitMix64; a resample's order statistics drawn directly, U(k) ~ Beta(k, n + 1 - k), so the cost does not grow with n), type-7 quantiles of each resample, the interval between the 2.5th and 97.5th percentiles of the resampled shifts B − A";
 
+/// The U test reads each metric's histogram (`stats::exact`'s buckets), not its values:
+/// values in one bucket, within 0.2 % of each other, count as tied.
 pub const MANN_WHITNEY_METHOD: &str =
-    "Mann–Whitney U, two-sided, normal approximation with tie and continuity correction";
+    "Mann–Whitney U on values binned at 512 bins per power of two (values within 0.2% of each other tie), two-sided, normal approximation with tie and continuity correction";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricComparison {

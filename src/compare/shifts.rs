@@ -1,68 +1,93 @@
 //! The metrics compared (percentiles, their shifts with intervals, the U test), the
 //! verdict, and the class mix.
 
-use polars::prelude::*;
-
-use super::cohort::{failed, values, CohortData};
+use super::cohort::CohortData;
 use super::contract::num;
 use super::result::*;
-use super::two_sample::{
-    bootstrap_shift_sorted, mann_whitney_sorted, round4, round_sig, sorted, SplitMix64,
-};
+use super::two_sample::{mann_whitney_tallies, round4, round_sig, Bootstrap, SplitMix64};
 use super::{Settings, CONFIDENCE, QUANTILES};
-use crate::ruleset::RuleSet;
-use crate::stats;
+use crate::ruleset::Metric;
+use crate::stats::quantile7_at;
+use crate::stats::ranked::Ranked;
 use crate::stats::support;
 use crate::summary::{round3, Pct};
 
-pub(super) fn metrics(
-    rules: &RuleSet,
-    a: &DataFrame,
-    b: &DataFrame,
-    settings: &Settings,
-) -> PolarsResult<Vec<MetricComparison>> {
-    let reported: Vec<_> = rules
-        .reported_metrics()
-        .into_iter()
-        .filter(|m| !settings.uncomputable.contains(&m.name))
-        .collect();
-    let names: Vec<String> = reported.iter().map(|m| m.name.clone()).collect();
-    let pa = stats::percentiles(a.clone().lazy(), &[], &names)?
-        .remove(&vec![])
-        .unwrap_or_default();
-    let pb = stats::percentiles(b.clone().lazy(), &[], &names)?
-        .remove(&vec![])
-        .unwrap_or_default();
-    let (fa, fb) = (failed(a)?, failed(b)?);
+/// Per compared metric, what pass 2 must read: the bootstrap's draws, and for each cohort
+/// the ranges of ranks its percentiles and its draws read.
+pub(super) struct Reads {
+    pub(super) draws: Vec<Option<Bootstrap>>,
+    /// Per metric, A's ranges then B's (0-based ranks, both ends included).
+    pub(super) ranges: Vec<[Vec<(u64, u64)>; 2]>,
+}
+
+/// The ranks each metric's percentiles and bootstrap read, from the histograms' counts;
+/// the bootstrap's random stream is drawn here, one stream per metric.
+pub(super) fn reads(a: &CohortData, b: &CohortData, settings: &Settings) -> Reads {
     let qs: Vec<f64> = QUANTILES.iter().map(|q| q.1).collect();
-    let mut out = vec![];
-    for (i, m) in reported.iter().enumerate() {
-        let side =
-            |df: &DataFrame, fails: &[bool], p: Option<&Pct>| -> PolarsResult<(Vec<f64>, Side)> {
-                let v = values(df, &m.name)?;
-                let failures = v
-                    .iter()
-                    .zip(fails)
-                    .filter(|(v, f)| v.is_some() && **f)
-                    .count() as u64;
-                let vals: Vec<f64> = v.into_iter().flatten().collect();
-                let pct = p.cloned().unwrap_or_default();
-                Ok((
-                    vals,
-                    Side {
-                        nulls: df.height() as u64 - pct.n,
-                        pct,
-                        failures,
-                    },
-                ))
-            };
-        let (va, side_a) = side(a, &fa, pa.get(i))?;
-        let (vb, side_b) = side(b, &fb, pb.get(i))?;
-        // Sorted once for both the interval and the rank test.
-        let (va, vb) = (sorted(&va), sorted(&vb));
+    let mut draws = vec![];
+    let mut ranges = vec![];
+    for (i, (ha, hb)) in a.histograms.iter().zip(&b.histograms).enumerate() {
+        let n = [total_of(ha), total_of(hb)];
         // One stream per metric, so a metric's interval does not depend on the others.
         let mut rng = SplitMix64::new(settings.seed.wrapping_add(i as u64));
-        let cis = bootstrap_shift_sorted(&va, &vb, &qs, settings.resamples, CONFIDENCE, &mut rng);
+        let d = Bootstrap::draw(n[0], n[1], &qs, settings.resamples, &mut rng);
+        let per_side = |side: usize| -> Vec<(u64, u64)> {
+            let n = n[side];
+            if n == 0 {
+                return vec![];
+            }
+            let mut r: Vec<(u64, u64)> = qs
+                .iter()
+                .map(|q| {
+                    let h = (n - 1) as f64 * q;
+                    ((h as u64).min(n - 1), (h.ceil() as u64).min(n - 1))
+                })
+                .collect();
+            if let Some(d) = &d {
+                r.extend((0..qs.len()).map(|k| d.span(k, side)));
+            }
+            r
+        };
+        ranges.push([per_side(0), per_side(1)]);
+        draws.push(d);
+    }
+    Reads { draws, ranges }
+}
+
+fn total_of(hist: &std::collections::BTreeMap<i64, u64>) -> u64 {
+    hist.values().sum()
+}
+
+/// The metrics compared, from pass 1's histograms and the values pass 2 read (`ranked`:
+/// per metric, A's then B's).
+pub(super) fn metrics(
+    reported: &[&Metric],
+    a: &CohortData,
+    b: &CohortData,
+    reads: &Reads,
+    ranked: &[[Ranked; 2]],
+) -> Vec<MetricComparison> {
+    let mut out = vec![];
+    for (i, m) in reported.iter().enumerate() {
+        let side = |c: &CohortData, r: &Ranked| -> Side {
+            let n = total_of(&c.histograms[i]);
+            let p = |q: f64| quantile7_at(n, q, |k| r.at(k)).map(round3);
+            Side {
+                pct: Pct {
+                    n,
+                    p50: p(0.50),
+                    p95: p(0.95),
+                    p99: p(0.99),
+                },
+                nulls: c.summary.requests - n,
+                failures: c.failures_with_value[i],
+            }
+        };
+        let (side_a, side_b) = (side(a, &ranked[i][0]), side(b, &ranked[i][1]));
+        let cis = match &reads.draws[i] {
+            Some(d) => d.intervals(|k| ranked[i][0].at(k), |k| ranked[i][1].at(k), CONFIDENCE),
+            None => vec![None; QUANTILES.len()],
+        };
         let get = |s: &Side, k: usize| match k {
             0 => s.pct.p50,
             1 => s.pct.p95,
@@ -97,13 +122,17 @@ pub(super) fn metrics(
                 }
             })
             .collect();
+        // The U test on the histograms' bins: values in one bin tie.
+        let bins = |c: &CohortData| -> Vec<(i64, u64)> {
+            c.histograms[i].iter().map(|(b, n)| (*b, *n)).collect()
+        };
         out.push(MetricComparison {
             name: m.name.clone(),
             label: m.label.clone().unwrap_or_default(),
             a: side_a,
             b: side_b,
             shift,
-            mann_whitney: mann_whitney_sorted(&va, &vb).map(|t| MannWhitney {
+            mann_whitney: mann_whitney_tallies(&bins(a), &bins(b)).map(|t| MannWhitney {
                 u: round3(t.u),
                 b_above_a: round4(t.b_above_a),
                 z: round4(t.z),
@@ -111,7 +140,7 @@ pub(super) fn metrics(
             }),
         });
     }
-    Ok(out)
+    out
 }
 
 /// A figure with its sign, as `num` shows it: `+12.5`, `-360`.
@@ -207,7 +236,11 @@ pub(super) fn verdict(contract: &Contract, metrics: &[MetricComparison]) -> Stri
     format!("B against A: {shift}; {contract}.")
 }
 
-pub(super) fn class_mix(rules: &RuleSet, a: &CohortData, b: &CohortData) -> Vec<ClassMix> {
+pub(super) fn class_mix(
+    rules: &crate::ruleset::RuleSet,
+    a: &CohortData,
+    b: &CohortData,
+) -> Vec<ClassMix> {
     let (ta, tb) = (a.summary.requests as f64, b.summary.requests as f64);
     rules
         .class_order()

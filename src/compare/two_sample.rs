@@ -5,6 +5,7 @@ use rand_distr::{Beta, Distribution};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::result::*;
+use crate::stats::exact::order_key;
 use crate::stats::quantile7;
 
 /// SplitMix64 (Steele, Lea & Flood 2014): small, fast, the same on every platform.
@@ -95,24 +96,22 @@ pub fn kolmogorov_sf(lambda: f64) -> f64 {
 /// Q(√(n_A n_B / (n_A + n_B)) · D) — R's `ks.test(a, b, exact = FALSE)`. Ties (token counts
 /// are integers) make it conservative. `None` when a sample is empty.
 pub fn ks_two_sample(a: &[f64], b: &[f64]) -> Option<TwoSample> {
-    if a.is_empty() || b.is_empty() {
+    ks_tallies(&tally(a), &tally(b))
+}
+
+/// `ks_two_sample` of two tallies.
+pub(super) fn ks_tallies(a: &[(i64, u64)], b: &[(i64, u64)]) -> Option<TwoSample> {
+    let (n1, n2) = (total(a) as f64, total(b) as f64);
+    if n1 == 0.0 || n2 == 0.0 {
         return None;
     }
-    let a = sorted(a);
-    let b = sorted(b);
-    let (n1, n2) = (a.len() as f64, b.len() as f64);
-    let (mut i, mut j) = (0usize, 0usize);
+    // The distribution functions at each value of the union, in order.
     let mut d: f64 = 0.0;
-    while i < a.len() && j < b.len() {
-        let x = a[i].min(b[j]);
-        while i < a.len() && a[i] <= x {
-            i += 1;
-        }
-        while j < b.len() && b[j] <= x {
-            j += 1;
-        }
-        d = d.max((i as f64 / n1 - j as f64 / n2).abs());
-    }
+    let (mut ca, mut cb) = (0u64, 0u64);
+    walk(a, b, |from_a, from_b| {
+        (ca, cb) = (ca + from_a, cb + from_b);
+        d = d.max((ca as f64 / n1 - cb as f64 / n2).abs());
+    });
     let en = (n1 * n2 / (n1 + n2)).sqrt();
     Some(TwoSample {
         test: "Kolmogorov–Smirnov",
@@ -125,47 +124,30 @@ pub fn ks_two_sample(a: &[f64], b: &[f64]) -> Option<TwoSample> {
 /// variance and a continuity correction of ½ (SciPy's `mannwhitneyu(..., method="asymptotic")`).
 /// `None` when a sample is empty.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
-    mann_whitney_sorted(&sorted(a), &sorted(b))
+    mann_whitney_tallies(&tally(a), &tally(b))
 }
 
-/// `mann_whitney` of two samples already sorted (`sorted`): their ranks are read by
-/// walking both at once, each run of equal values across them one group of tied ranks.
-pub(super) fn mann_whitney_sorted(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
-    if a.is_empty() || b.is_empty() {
+/// `mann_whitney` of two tallies: each key one value (or one bin, whose values then count
+/// as tied). The ranks are read by walking both tallies at once, each key of the union
+/// one group of tied ranks.
+pub(super) fn mann_whitney_tallies(a: &[(i64, u64)], b: &[(i64, u64)]) -> Option<MannWhitney> {
+    let (n1, n2) = (total(a) as f64, total(b) as f64);
+    if n1 == 0.0 || n2 == 0.0 {
         return None;
     }
-    let (n1, n2) = (a.len() as f64, b.len() as f64);
     let mut rank_sum_b = 0.0;
     let mut ties = 0.0;
-    // Values ranked so far, and the next value of each sample.
-    let (mut seen, mut i, mut j) = (0usize, 0usize, 0usize);
-    while i < a.len() || j < b.len() {
-        // The next value of the union in `total_cmp` order, A's first among equals (as a
-        // stable sort of A then B has them).
-        let from_a_first = match (a.get(i), b.get(j)) {
-            (Some(x), Some(y)) => x.total_cmp(y).is_le(),
-            (x, _) => x.is_some(),
-        };
-        let x = if from_a_first { a[i] } else { b[j] };
-        let (from_a, from_b) = if x.is_nan() {
-            // NaN equals nothing, itself included: a group of one.
-            (usize::from(from_a_first), usize::from(!from_a_first))
-        } else {
-            // Values equal to x (−0 and 0 are) lie together in each sample's order.
-            (
-                a[i..].iter().take_while(|v| **v == x).count(),
-                b[j..].iter().take_while(|v| **v == x).count(),
-            )
-        };
-        (i, j) = (i + from_a, j + from_b);
+    // Values ranked so far.
+    let mut seen = 0u64;
+    walk(a, b, |from_a, from_b| {
         // Ranks seen+1 ..= seen+t share their average.
         let t = from_a + from_b;
         let rank = (2 * seen + t + 1) as f64 / 2.0;
-        let t = t as f64;
-        ties += t * t * t - t;
+        let t_f = t as f64;
+        ties += t_f * t_f * t_f - t_f;
         rank_sum_b += rank * from_b as f64;
-        seen += from_a + from_b;
-    }
+        seen += t;
+    });
     let u = rank_sum_b - n2 * (n2 + 1.0) / 2.0;
     let mu = n1 * n2 / 2.0;
     let nn = n1 + n2;
@@ -186,6 +168,53 @@ pub(super) fn mann_whitney_sorted(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
     })
 }
 
+/// A sample as its distinct values in order, each with how many times it occurs: keyed by
+/// `order_key` (so in the floats' order), −0 counted as 0.
+pub(super) fn tally(values: &[f64]) -> Vec<(i64, u64)> {
+    let mut keys: Vec<i64> = values
+        .iter()
+        .map(|&x| order_key(if x == 0.0 { 0.0 } else { x }))
+        .collect();
+    keys.sort_unstable();
+    let mut out: Vec<(i64, u64)> = vec![];
+    for k in keys {
+        match out.last_mut() {
+            Some((last, n)) if *last == k => *n += 1,
+            _ => out.push((k, 1)),
+        }
+    }
+    out
+}
+
+/// How many values a tally counts.
+pub(super) fn total(t: &[(i64, u64)]) -> u64 {
+    t.iter().map(|(_, n)| n).sum()
+}
+
+/// The union of two tallies in key order: `step(from_a, from_b)` once per key, with each
+/// tally's count of it (0 where it has none).
+fn walk(a: &[(i64, u64)], b: &[(i64, u64)], mut step: impl FnMut(u64, u64)) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let key = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.0.min(y.0),
+            (Some(x), None) => x.0,
+            (None, Some(y)) => y.0,
+            (None, None) => unreachable!("the loop's condition"),
+        };
+        let take = |t: &[(i64, u64)], at: &mut usize| match t.get(*at) {
+            Some(&(k, n)) if k == key => {
+                *at += 1;
+                n
+            }
+            _ => 0,
+        };
+        let from_a = take(a, &mut i);
+        let from_b = take(b, &mut j);
+        step(from_a, from_b);
+    }
+}
+
 /// The percentile-bootstrap interval of the shift q(B) − q(A) for each quantile in `qs`:
 /// `resamples` times, draw each cohort with replacement at its own size, take the type-7
 /// quantiles of both, keep the difference; the interval runs between the (1 − confidence)/2
@@ -202,40 +231,94 @@ pub fn bootstrap_shift(
     confidence: f64,
     rng: &mut SplitMix64,
 ) -> Vec<Option<(f64, f64)>> {
-    bootstrap_shift_sorted(&sorted(a), &sorted(b), qs, resamples, confidence, rng)
+    let (a, b) = (sorted(a), sorted(b));
+    match Bootstrap::draw(a.len() as u64, b.len() as u64, qs, resamples, rng) {
+        Some(draws) => draws.intervals(|i| a[i as usize], |i| b[i as usize], confidence),
+        None => vec![None; qs.len()],
+    }
 }
 
-/// `bootstrap_shift` of two samples already sorted (`sorted`).
-pub(super) fn bootstrap_shift_sorted(
-    a: &[f64],
-    b: &[f64],
-    qs: &[f64],
-    resamples: usize,
-    confidence: f64,
-    rng: &mut SplitMix64,
-) -> Vec<Option<(f64, f64)>> {
-    if a.is_empty() || b.is_empty() || resamples == 0 {
-        return vec![None; qs.len()];
-    }
-    let draws =
-        |v: &[f64]| -> Vec<OrderDraw> { qs.iter().map(|q| OrderDraw::new(v.len(), *q)).collect() };
-    let (da, db) = (draws(a), draws(b));
-    let mut diffs: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); qs.len()];
-    for _ in 0..resamples {
-        for (k, d) in diffs.iter_mut().enumerate() {
-            let qa = da[k].draw(a, rng);
-            let qb = db[k].draw(b, rng);
-            d.push(qb - qa);
+/// A bootstrap's draws, made before any value is read: which ranks of each sorted cohort
+/// every resample's quantiles read. The random stream does not depend on the values, so
+/// the ranks can be drawn first, the values at them fetched (`stats::ranked`), and the
+/// intervals computed from those alone.
+pub(super) struct Bootstrap {
+    /// Per quantile, each cohort's draw.
+    draws: Vec<[OrderDraw; 2]>,
+    /// Per quantile, per resample, the ranks A's and B's draw read.
+    ranks: Vec<Vec<[Drawn; 2]>>,
+}
+
+impl Bootstrap {
+    /// `resamples` draws of each quantile of `qs`, for cohorts of `na` and `nb` values;
+    /// `None` where a cohort is empty or `resamples` is 0.
+    pub(super) fn draw(
+        na: u64,
+        nb: u64,
+        qs: &[f64],
+        resamples: usize,
+        rng: &mut SplitMix64,
+    ) -> Option<Bootstrap> {
+        if na == 0 || nb == 0 || resamples == 0 {
+            return None;
         }
+        let draws: Vec<[OrderDraw; 2]> = qs
+            .iter()
+            .map(|&q| {
+                [
+                    OrderDraw::new(na as usize, q),
+                    OrderDraw::new(nb as usize, q),
+                ]
+            })
+            .collect();
+        let mut ranks: Vec<Vec<[Drawn; 2]>> = vec![Vec::with_capacity(resamples); qs.len()];
+        // Resample by resample, each quantile's A then B: the stream's order.
+        for _ in 0..resamples {
+            for (k, [da, db]) in draws.iter().enumerate() {
+                let ra = da.ranks(rng);
+                let rb = db.ranks(rng);
+                ranks[k].push([ra, rb]);
+            }
+        }
+        Some(Bootstrap { draws, ranks })
     }
-    let lo = (1.0 - confidence) / 2.0;
-    diffs
-        .into_iter()
-        .map(|mut d| {
-            d.sort_by(f64::total_cmp);
-            Some((quantile7(&d, lo)?, quantile7(&d, 1.0 - lo)?))
-        })
-        .collect()
+
+    /// The lowest and the highest rank of cohort `side` (0 for A, 1 for B) that the draws
+    /// of quantile `k` read.
+    pub(super) fn span(&self, k: usize, side: usize) -> (u64, u64) {
+        let mut lo = u64::MAX;
+        let mut hi = 0;
+        for r in &self.ranks[k] {
+            let d = r[side];
+            for x in std::iter::once(d.lower).chain(d.upper) {
+                (lo, hi) = (lo.min(x), hi.max(x));
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The intervals, `at_a(i)` and `at_b(i)` being the value of 0-based rank i of each
+    /// sorted cohort.
+    pub(super) fn intervals(
+        &self,
+        at_a: impl Fn(u64) -> f64,
+        at_b: impl Fn(u64) -> f64,
+        confidence: f64,
+    ) -> Vec<Option<(f64, f64)>> {
+        let lo = (1.0 - confidence) / 2.0;
+        self.draws
+            .iter()
+            .zip(&self.ranks)
+            .map(|([da, db], ranks)| {
+                let mut d: Vec<f64> = ranks
+                    .iter()
+                    .map(|[ra, rb]| db.value(*rb, &at_b) - da.value(*ra, &at_a))
+                    .collect();
+                d.sort_by(f64::total_cmp);
+                Some((quantile7(&d, lo)?, quantile7(&d, 1.0 - lo)?))
+            })
+            .collect()
+    }
 }
 
 /// The type-7 quantile q of a resample (with replacement, size n) of n sorted values,
@@ -254,6 +337,14 @@ pub struct OrderDraw {
     lower: Beta<f64>,
 }
 
+/// The 0-based ranks one draw reads: the lower order statistic's, and the next one's
+/// when type 7 interpolates.
+#[derive(Debug, Clone, Copy)]
+pub struct Drawn {
+    lower: u64,
+    upper: Option<u64>,
+}
+
 impl OrderDraw {
     pub fn new(n: usize, q: f64) -> Self {
         let h = (n - 1) as f64 * q;
@@ -268,18 +359,37 @@ impl OrderDraw {
 
     /// One draw, from `sorted` (the n values).
     pub fn draw(&self, sorted: &[f64], rng: &mut SplitMix64) -> f64 {
+        self.value(self.ranks(rng), |i| sorted[i as usize])
+    }
+
+    /// The ranks of one draw.
+    pub fn ranks(&self, rng: &mut SplitMix64) -> Drawn {
         let n = self.n;
-        let at = |u: f64| sorted[((n as f64 * u).ceil() as usize).clamp(1, n) - 1];
+        let rank = |u: f64| (((n as f64 * u).ceil() as usize).clamp(1, n) - 1) as u64;
         let u = self.lower.sample(rng);
-        let x = at(u);
         if self.frac == 0.0 || self.k == n {
-            return x;
+            return Drawn {
+                lower: rank(u),
+                upper: None,
+            };
         }
         // 1 − W^(1/m), computed as −expm1(ln W / m) so that it keeps its digits when m is
         // in the millions.
         let w = rng.unit_open();
         let next = u - (1.0 - u) * (w.ln() / (n - self.k) as f64).exp_m1();
-        x + self.frac * (at(next) - x)
+        Drawn {
+            lower: rank(u),
+            upper: Some(rank(next)),
+        }
+    }
+
+    /// The drawn quantile, `at(i)` being the value of 0-based rank i.
+    pub fn value(&self, d: Drawn, at: impl Fn(u64) -> f64) -> f64 {
+        let x = at(d.lower);
+        match d.upper {
+            Some(next) => x + self.frac * (at(next) - x),
+            None => x,
+        }
     }
 }
 
@@ -337,41 +447,31 @@ mod tests {
         assert_eq!(mann_whitney(&a, &b).unwrap().u, u);
     }
 
-    /// The ranks of the merged walk are those of the sorted union (A before B among equal
-    /// values), NaN of either sign included, each NaN a group of its own.
+    /// Keyed by bins, the walk ranks each bin as one group of ties: U of two tallies of
+    /// bins counts each pair of one bin ½, as the pairwise definition on the bins does.
     #[test]
-    fn ranks_are_those_of_the_sorted_union() {
-        let union_ranks = |a: &[f64], b: &[f64]| -> f64 {
-            let mut all: Vec<(f64, bool)> = a
-                .iter()
-                .map(|x| (*x, false))
-                .chain(b.iter().map(|x| (*x, true)))
-                .collect();
-            all.sort_by(|x, y| x.0.total_cmp(&y.0));
-            let (mut rank_sum_b, mut i) = (0.0, 0);
-            while i < all.len() {
-                let mut j = i;
-                while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
-                    j += 1;
-                }
-                let rank = (i + j + 2) as f64 / 2.0;
-                rank_sum_b += rank * all[i..=j].iter().filter(|v| v.1).count() as f64;
-                i = j + 1;
+    fn a_bin_is_a_group_of_ties() {
+        let a_bins = [3i64, 1, 3, 7, 2, 3, 9];
+        let b_bins = [3i64, 4, 1, 9, 9, 0];
+        let tally_of = |bins: &[i64]| -> Vec<(i64, u64)> {
+            let mut t = std::collections::BTreeMap::new();
+            for b in bins {
+                *t.entry(*b).or_insert(0u64) += 1;
             }
-            rank_sum_b
+            t.into_iter().collect()
         };
-        let a = [f64::NAN, -f64::NAN, 1.0, 1.0, -0.0, 0.0, 2.0, f64::NAN];
-        let b = [f64::NAN, 0.0, 1.0, -0.0, 3.0, -f64::NAN, 2.0];
-        let rank_sum_b = union_ranks(&a, &b);
-        let n2 = b.len() as f64;
-        let got = mann_whitney(&a, &b).unwrap();
-        assert_eq!(got.u, rank_sum_b - n2 * (n2 + 1.0) / 2.0);
-        let plain = [1.0, 1.0, -0.0, 0.0, 2.0];
-        let other = [0.0, 1.0, -0.0, 3.0, 2.0];
-        let rank_sum_b = union_ranks(&plain, &other);
-        assert_eq!(
-            mann_whitney(&plain, &other).unwrap().u,
-            rank_sum_b - 5.0 * 6.0 / 2.0
-        );
+        let mut u = 0.0;
+        for x in &a_bins {
+            for y in &b_bins {
+                u += match y.cmp(x) {
+                    std::cmp::Ordering::Greater => 1.0,
+                    std::cmp::Ordering::Equal => 0.5,
+                    std::cmp::Ordering::Less => 0.0,
+                };
+            }
+        }
+        let got = mann_whitney_tallies(&tally_of(&a_bins), &tally_of(&b_bins)).unwrap();
+        assert_eq!(got.u, u);
+        assert_eq!(got.b_above_a, u / (7.0 * 6.0));
     }
 }

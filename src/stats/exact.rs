@@ -34,14 +34,14 @@ use super::{collect_all, key_columns, keys_as_text, Key, QUANTILES};
 use crate::summary::{round3, Pct};
 
 /// Bits below the bucket: 52 mantissa bits less the 9 a bucket keeps.
-const BUCKET_SHIFT: u32 = 43;
-const BUCKET_COL: &str = "__bucket";
-const VALUE_COL: &str = "__value";
-const COUNT_COL: &str = "__count";
+pub(super) const BUCKET_SHIFT: u32 = 43;
+pub(super) const BUCKET_COL: &str = "__bucket";
+pub(super) const VALUE_COL: &str = "__value";
+pub(super) const COUNT_COL: &str = "__count";
 
 /// An integer whose order is the order of the floats (negative values below positive,
 /// −0 and +0 made one value beforehand).
-fn order_key(x: f64) -> i64 {
+pub(crate) fn order_key(x: f64) -> i64 {
     let b = x.to_bits() as i64;
     if b < 0 {
         -1 - (b - i64::MIN)
@@ -57,12 +57,12 @@ const FINE_SHIFT: u32 = 34;
 /// of a bucket grow with the log (at 100M requests, millions per value).
 const REFINE_ABOVE: u64 = 1 << 20;
 
-fn bucket_of(x: f64, shift: u32) -> i64 {
+pub(super) fn bucket_of(x: f64, shift: u32) -> i64 {
     order_key(x).div_euclid(1 << shift)
 }
 
 /// The value as both passes see it: a float, with −0 made 0 (so a value has one bucket).
-fn value_expr(name: &str) -> Expr {
+pub(super) fn value_expr(name: &str) -> Expr {
     let v = col(name).cast(DataType::Float64);
     when(v.clone().eq(lit(0.0))).then(lit(0.0)).otherwise(v)
 }
@@ -81,7 +81,7 @@ fn key_exprs(keys: &[String]) -> Vec<Expr> {
 }
 
 /// Rows per bucket, or per value's order key, in order.
-type Counts = BTreeMap<i64, u64>;
+pub type Counts = BTreeMap<i64, u64>;
 
 /// One level of grouping: which of the fine keys it keeps (indices into them).
 pub type Level = Vec<usize>;
@@ -317,29 +317,14 @@ impl Ranks {
         dtype: DataType,
         name: &str,
     ) -> LazyFrame {
-        let needed = &self.needed[vi];
-        let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
-        // `what` where the value is in a wanted bucket, kept where it is not null.
-        // Filtered after the projection, not on the bucket itself: that filter would be
-        // pushed down into the subplan the pass's queries share, to meet a predicate the
-        // plan has (an incident window, explain's cohort), and each query would then read
-        // the file for itself.
-        let bucket = bucket_expr(&self.values[vi], self.shift[vi]);
-        let mut cols = key_exprs(&self.fine);
-        cols.push(
-            when(super::member_of(bucket, &wanted))
-                .then(what)
-                .otherwise(lit(NULL).cast(dtype))
-                .alias(name),
-        );
-        let mut by = key_exprs(&self.fine);
-        by.push(col(name));
-        lf.clone()
-            .select(cols)
-            .filter(col(name).is_not_null())
-            .group_by(by)
-            .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-            .with_columns(keys_as_text(&self.fine))
+        in_buckets(
+            lf,
+            &self.fine,
+            &self.values[vi],
+            self.shift[vi],
+            &self.needed[vi],
+            (what, dtype, name),
+        )
     }
 
     /// The values whose needed buckets hold more than `REFINE_ABOVE` rows: pass 2 would
@@ -464,19 +449,46 @@ impl Ranks {
                 }
                 unreachable!("pass 2 found every value pass 1 counted in the bucket")
             };
-            let lower = at(p.lower);
-            let upper = at(p.upper);
-            // polars' linear interpolation, step for step.
-            let v = if lower == upper {
-                lower
-            } else {
-                (p.float_idx - p.idx as f64) * (upper - lower) + lower
-            };
+            let v = super::interpolate(p.float_idx, p.idx, at(p.lower), at(p.upper));
             let slot = &mut self.out[p.level].get_mut(&p.key).expect("entered above")[p.value];
             slot.at[p.quantile] = Some(round3(v));
         }
         Ok(self.out)
     }
+}
+
+/// Rows per (fine key, `what`) among the rows whose `value` is in one of the buckets
+/// `needed` (at `shift` bits); `what` is of type `dtype`, named `name`.
+pub(super) fn in_buckets(
+    lf: &LazyFrame,
+    fine: &[String],
+    value: &str,
+    shift: u32,
+    needed: &BTreeSet<i64>,
+    (what, dtype, name): (Expr, DataType, &str),
+) -> LazyFrame {
+    let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
+    // `what` where the value is in a wanted bucket, kept where it is not null.
+    // Filtered after the projection, not on the bucket itself: that filter would be
+    // pushed down into the subplan the pass's queries share, to meet a predicate the
+    // plan has (an incident window, explain's cohort), and each query would then read
+    // the file for itself.
+    let bucket = bucket_expr(value, shift);
+    let mut cols = key_exprs(fine);
+    cols.push(
+        when(super::member_of(bucket, &wanted))
+            .then(what)
+            .otherwise(lit(NULL).cast(dtype))
+            .alias(name),
+    );
+    let mut by = key_exprs(fine);
+    by.push(col(name));
+    lf.clone()
+        .select(cols)
+        .filter(col(name).is_not_null())
+        .group_by(by)
+        .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+        .with_columns(keys_as_text(fine))
 }
 
 /// The bucket holding the 0-based `rank`, and the rank's offset within it.
@@ -494,7 +506,7 @@ fn locate(hist: &BTreeMap<i64, u64>, rank: u64) -> Rank {
     unreachable!("rank {rank} is below the histogram's total {before}")
 }
 
-fn from_order_key(k: i64) -> f64 {
+pub(crate) fn from_order_key(k: i64) -> f64 {
     let b = if k < 0 { (-1 - k) + i64::MIN } else { k };
     f64::from_bits(b as u64)
 }

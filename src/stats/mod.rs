@@ -9,6 +9,7 @@ use polars::prelude::*;
 use crate::summary::Pct;
 
 pub mod exact;
+pub mod ranked;
 pub mod support;
 
 pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
@@ -16,13 +17,30 @@ pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
 /// Type-7 quantile of already sorted values, for figures computed outside polars (the
 /// same method as `percentiles`).
 pub fn quantile7(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
+    quantile7_at(sorted.len() as u64, q, |i| sorted[i as usize])
+}
+
+/// Type-7 quantile q of n sorted values, `at(i)` being the value of 0-based rank i: only
+/// the two values it interpolates between are read.
+pub fn quantile7_at(n: u64, q: f64, at: impl Fn(u64) -> f64) -> Option<f64> {
+    if n == 0 {
         return None;
     }
-    let h = (sorted.len() - 1) as f64 * q;
-    let lo = h.floor() as usize;
-    let hi = h.ceil() as usize;
-    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+    // As polars does: the lower rank by truncation, the upper by ceiling.
+    let h = (n - 1) as f64 * q;
+    let lower = (h as u64).min(n - 1);
+    let upper = (h.ceil() as u64).min(n - 1);
+    Some(interpolate(h, lower, at(lower), at(upper)))
+}
+
+/// polars' linear interpolation (`QuantileMethod::Linear`), step for step: between the
+/// values at ranks ⌊h⌋ and ⌈h⌉, `lower` being ⌊h⌋.
+pub fn interpolate(h: f64, lower: u64, low: f64, high: f64) -> f64 {
+    if low == high {
+        low
+    } else {
+        (h - lower as f64) * (high - low) + low
+    }
 }
 
 /// Whether each value of `expr` is one of `values` (null where it is null), evaluated

@@ -1,5 +1,6 @@
-//! One cohort as the comparison reads it: its summary, its label and token tallies and each
-//! metric's histogram, asked of the plan in one streaming pass (`pass_one`), never its rows.
+//! One cohort as the comparison reads it: its summary, its label counts, its token tallies
+//! and each metric's histogram, asked of the plan in one streaming pass (`pass_one`),
+//! never its rows.
 //!
 //! A source is one lazy frame holding one cohort (the pair form: each input set its own
 //! plan) or both (the split form: one plan, the split column a key of every group-by), so
@@ -44,20 +45,18 @@ pub(super) struct CohortData {
 }
 
 const ROWS: &str = "__rows";
-const FAILURES: &str = "__failures";
 const TS_MIN: &str = "__ts_min";
 const TS_MAX: &str = "__ts_max";
 const TS_N: &str = "__ts_n";
-const STREAMED: &str = "__streamed";
-const STREAM_KNOWN: &str = "__stream_known";
 const VALUE: &str = "__value";
 const N: &str = "__n";
 
-/// The label columns counted per cohort: the outcome, the contract's mixes, the class.
+/// The label columns counted per cohort, in the counts query's keys: the outcome, the
+/// contract's mixes, the class, and the streaming flag.
 fn labels() -> Vec<&'static str> {
     let mut l = vec!["outcome"];
     l.extend(MIX_LABELS.iter().map(|(c, _)| *c));
-    l.push("class");
+    l.extend(["class", "is_stream"]);
     l
 }
 
@@ -76,43 +75,30 @@ fn keys(fine: &[String]) -> Vec<Expr> {
     fine.iter().map(|k| col(k.as_str())).collect()
 }
 
-/// Aggregates per group of `fine` (one row when there is no key), keys as text.
-fn grouped(lf: &LazyFrame, fine: &[String], aggs: Vec<Expr>) -> LazyFrame {
-    if fine.is_empty() {
-        lf.clone().select(aggs)
-    } else {
-        lf.clone()
-            .group_by(keys(fine))
-            .agg(aggs)
-            .with_columns(keys_as_text(fine))
-    }
-}
-
-/// Pass 1 for one source, to be collected together with every other source's: the
-/// summary row, the label counts, the tallies, then each metric's histogram.
+/// Pass 1 for one source: the counts (requests per combination of the labels, with
+/// their first and last timestamp and, per metric, their failures with a value), the
+/// tallies, then each metric's histogram. One group-by for every count: the labels' few
+/// combinations are rolled up afterwards.
 pub(super) fn pass_one(source: &Source, metrics: &[String]) -> Vec<LazyFrame> {
     let (lf, fine) = (&source.lf, source.fine.as_slice());
     let ts = || col("timestamp").cast(DataType::Int64);
-    let stream = || col("is_stream").cast(DataType::Boolean);
     let mut aggs = vec![
         len().cast(DataType::UInt64).alias(ROWS),
-        true_count(failed(), FAILURES),
         ts().min().alias(TS_MIN),
         ts().max().alias(TS_MAX),
         ts().count().cast(DataType::UInt64).alias(TS_N),
-        true_count(stream(), STREAMED),
-        stream().count().cast(DataType::UInt64).alias(STREAM_KNOWN),
     ];
     for (i, m) in metrics.iter().enumerate() {
         let finite = col(m.as_str()).cast(DataType::Float64).is_finite();
         aggs.push(true_count(finite.and(failed()), &failed_name(i)));
     }
-    let mut queries = vec![grouped(lf, fine, aggs)];
-    for label in labels() {
-        let mut by = fine.to_vec();
-        by.push(label.to_string());
-        queries.push(grouped_by(lf, &by));
-    }
+    let mut by = fine.to_vec();
+    by.extend(labels().into_iter().map(str::to_string));
+    let mut queries = vec![lf
+        .clone()
+        .group_by(keys(&by))
+        .agg(aggs)
+        .with_columns(keys_as_text(&by))];
     for column in TALLIED {
         // Finite values only, −0 as 0. Filtered after the projection, as `stats::exact`
         // does, so that the filter is not pushed into the subplan the queries share.
@@ -137,23 +123,12 @@ pub(super) fn pass_one(source: &Source, metrics: &[String]) -> Vec<LazyFrame> {
     queries
 }
 
-/// Rows per group of `by`, keys as text.
-fn grouped_by(lf: &LazyFrame, by: &[String]) -> LazyFrame {
-    lf.clone()
-        .group_by(keys(by))
-        .agg([len().cast(DataType::UInt64).alias(N)])
-        .with_columns(keys_as_text(by))
-}
-
 /// What pass 1 found of one cohort, before its summary is written.
 #[derive(Default)]
 pub(super) struct Found {
     rows: u64,
-    failures: u64,
     ts: Option<(i64, i64)>,
     with_ts: u64,
-    streamed: u64,
-    stream_known: u64,
     labels: BTreeMap<&'static str, BTreeMap<String, u64>>,
     tallies: BTreeMap<&'static str, Vec<(i64, u64)>>,
     histograms: Vec<Counts>,
@@ -190,45 +165,44 @@ pub(super) fn read_pass_one(
     let mut frames = frames.iter();
     let mut next = || frames.next().expect("one frame per query of pass_one");
 
+    // The counts, rolled up from the labels' combinations.
     let df = next();
+    let labels = labels();
+    let mut by = fine.clone();
+    by.extend(labels.iter().map(|l| l.to_string()));
     let u = |name: &str| df.column(name).and_then(|c| c.cast(&DataType::UInt64));
     let i = |name: &str| df.column(name).and_then(|c| c.cast(&DataType::Int64));
-    let (rows, failures, with_ts, streamed, known) = (
-        u(ROWS)?,
-        u(FAILURES)?,
-        u(TS_N)?,
-        u(STREAMED)?,
-        u(STREAM_KNOWN)?,
-    );
+    let (rows, with_ts) = (u(ROWS)?, u(TS_N)?);
+    let (rows, with_ts) = (rows.u64()?, with_ts.u64()?);
     let (ts_min, ts_max) = (i(TS_MIN)?, i(TS_MAX)?);
+    let (ts_min, ts_max) = (ts_min.i64()?, ts_max.i64()?);
     let failed: Vec<Column> = (0..metrics.len())
         .map(|m| u(&failed_name(m)))
         .collect::<PolarsResult<_>>()?;
-    for (row, key) in key_columns(df, fine)?.into_iter().enumerate() {
+    let failed: Vec<&UInt64Chunked> = failed
+        .iter()
+        .map(|c| c.u64())
+        .collect::<PolarsResult<_>>()?;
+    for (row, mut key) in key_columns(df, &by)?.into_iter().enumerate() {
+        let values = key.split_off(fine.len());
         let Some(f) = found.get_mut(&key) else {
             continue;
         };
-        let get = |c: &Column| c.u64().ok().and_then(|c| c.get(row)).unwrap_or(0);
-        f.rows = get(&rows);
-        f.failures = get(&failures);
-        f.with_ts = get(&with_ts);
-        f.streamed = get(&streamed);
-        f.stream_known = get(&known);
-        let t = |c: &Column| c.i64().ok().and_then(|c| c.get(row));
-        f.ts = t(&ts_min).zip(t(&ts_max));
-        f.failures_with_value = failed.iter().map(get).collect();
-    }
-
-    for label in labels() {
-        let df = next();
-        let mut by = fine.clone();
-        by.push(label.to_string());
-        let n = df.column(N)?.u64()?;
-        for (row, mut key) in key_columns(df, &by)?.into_iter().enumerate() {
-            let value = key.pop().flatten();
-            if let (Some(f), Some(value)) = (found.get_mut(&key), value) {
-                *f.labels.entry(label).or_default().entry(value).or_default() +=
-                    n.get(row).unwrap_or(0);
+        let n = rows.get(row).unwrap_or(0);
+        f.rows += n;
+        f.with_ts += with_ts.get(row).unwrap_or(0);
+        if let (Some(lo), Some(hi)) = (ts_min.get(row), ts_max.get(row)) {
+            f.ts = Some(match f.ts {
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+                None => (lo, hi),
+            });
+        }
+        for (m, c) in failed.iter().enumerate() {
+            f.failures_with_value[m] += c.get(row).unwrap_or(0);
+        }
+        for (label, value) in labels.iter().zip(values) {
+            if let Some(value) = value {
+                *f.labels.entry(label).or_default().entry(value).or_default() += n;
             }
         }
     }
@@ -335,6 +309,8 @@ impl CohortData {
                     count: *n,
                 }),
         );
+        // A known outcome other than ok is a failure.
+        let failures: u64 = oc.iter().filter(|(o, _)| *o != "ok").map(|(_, n)| n).sum();
         let known: u64 = oc.values().sum();
         if known < rows {
             outcomes.push(Count {
@@ -348,6 +324,10 @@ impl CohortData {
         let arrival = span_minutes
             .filter(|m| *m > 0.0)
             .map(|m| round3(f.with_ts as f64 / m));
+
+        let stream = f.labels.remove("is_stream").unwrap_or_default();
+        let streamed = stream.get("true").copied().unwrap_or(0);
+        let stream_known: u64 = stream.values().sum();
 
         let mut mixes = BTreeMap::new();
         for (column, _) in MIX_LABELS {
@@ -366,8 +346,8 @@ impl CohortData {
             name: name.to_string(),
             inputs: inputs.to_vec(),
             requests: rows,
-            failures: f.failures,
-            failure_rate: round4(f.failures as f64 / rows.max(1) as f64),
+            failures,
+            failure_rate: round4(failures as f64 / rows.max(1) as f64),
             outcomes,
             time_span: span.and_then(|(s, e)| {
                 Some(TimeSpan {
@@ -377,11 +357,11 @@ impl CohortData {
             }),
             span_minutes: span_minutes.map(round3),
             arrival_per_minute: arrival,
-            streamed: f.streamed,
-            not_streamed: f.stream_known - f.streamed,
-            stream_unknown: rows - f.stream_known,
-            streaming_share: (f.stream_known > 0)
-                .then(|| round4(f.streamed as f64 / f.stream_known as f64)),
+            streamed,
+            not_streamed: stream_known - streamed,
+            stream_unknown: rows - stream_known,
+            streaming_share: (stream_known > 0)
+                .then(|| round4(streamed as f64 / stream_known as f64)),
             models: as_counts(&mixes["model"]),
             groups: as_counts(&mixes["group"]),
             regions: as_counts(&mixes["region"]),

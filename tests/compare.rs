@@ -536,6 +536,53 @@ fn split_gateway() -> Comparison {
     .unwrap()
 }
 
+/// A split by one of the labels the comparison itself counts (the streaming flag, the
+/// model, the class, the outcome) is read like any other: each cohort holds that one value
+/// only, and its counts say so.
+#[test]
+fn a_split_by_a_counted_label_counts_each_cohort_as_that_value() {
+    let rules = RuleSet::gateway().unwrap();
+    let split = |column: &str, a: &str, b: &str| {
+        compare::run(
+            &rules,
+            &options(Cohorts::Split {
+                inputs: vec![fixture("generated/gateway.parquet")],
+                column: column.into(),
+                values: [a.into(), b.into()],
+            }),
+        )
+        .unwrap()
+    };
+    let c = split("is_stream", "true", "false");
+    let (a, b) = (&c.cohorts[0], &c.cohorts[1]);
+    assert_eq!((a.streamed, a.not_streamed), (a.requests, 0));
+    assert_eq!((b.streamed, b.not_streamed), (0, b.requests));
+
+    let c = split("model", "gpt-4.1", "claude-sonnet-4");
+    for (cohort, model) in c.cohorts.iter().zip(["gpt-4.1", "claude-sonnet-4"]) {
+        let names: Vec<(&str, u64)> = cohort
+            .models
+            .iter()
+            .map(|m| (m.name.as_str(), m.count))
+            .collect();
+        assert_eq!(names, vec![(model, cohort.requests)]);
+    }
+
+    let c = split("class", "normal", "prefill_slow");
+    let normal = c.classes.iter().find(|m| m.class == "normal").unwrap();
+    let prefill = c
+        .classes
+        .iter()
+        .find(|m| m.class == "prefill_slow")
+        .unwrap();
+    assert_eq!((normal.a, normal.b), (c.cohorts[0].requests, 0));
+    assert_eq!((prefill.a, prefill.b), (0, c.cohorts[1].requests));
+
+    let c = split("outcome", "ok", "error");
+    assert_eq!(c.cohorts[0].failures, 0);
+    assert_eq!(c.cohorts[1].failures, c.cohorts[1].requests);
+}
+
 /// Log-normal latencies around e^7.5 ≈ 1800 ms (Box–Muller on SplitMix64), deterministic.
 fn lognormal_ms(n: usize, seed: u64) -> Vec<f64> {
     let mut rng = SplitMix64::new(seed);

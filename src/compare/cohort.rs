@@ -92,8 +92,7 @@ pub(super) fn pass_one(source: &Source, metrics: &[String]) -> Vec<LazyFrame> {
         let finite = col(m.as_str()).cast(DataType::Float64).is_finite();
         aggs.push(true_count(finite.and(failed()), &failed_name(i)));
     }
-    let mut by = fine.to_vec();
-    by.extend(labels().into_iter().map(str::to_string));
+    let by = counts_keys(fine);
     let mut queries = vec![lf
         .clone()
         .group_by(keys(&by))
@@ -121,6 +120,18 @@ pub(super) fn pass_one(source: &Source, metrics: &[String]) -> Vec<LazyFrame> {
     }
     queries.extend(exact::histogram_queries(lf, fine, metrics));
     queries
+}
+
+/// The counts query's keys: the source's, then each label that is not one of them (a
+/// split by a label, `--split model=…`, has it among the source's keys already).
+fn counts_keys(fine: &[String]) -> Vec<String> {
+    let mut by = fine.to_vec();
+    for l in labels() {
+        if !by.iter().any(|k| k == l) {
+            by.push(l.to_string());
+        }
+    }
+    by
 }
 
 /// What pass 1 found of one cohort, before its summary is written.
@@ -167,9 +178,7 @@ pub(super) fn read_pass_one(
 
     // The counts, rolled up from the labels' combinations.
     let df = next();
-    let labels = labels();
-    let mut by = fine.clone();
-    by.extend(labels.iter().map(|l| l.to_string()));
+    let by = counts_keys(fine);
     let u = |name: &str| df.column(name).and_then(|c| c.cast(&DataType::UInt64));
     let i = |name: &str| df.column(name).and_then(|c| c.cast(&DataType::Int64));
     let (rows, with_ts) = (u(ROWS)?, u(TS_N)?);
@@ -183,9 +192,8 @@ pub(super) fn read_pass_one(
         .iter()
         .map(|c| c.u64())
         .collect::<PolarsResult<_>>()?;
-    for (row, mut key) in key_columns(df, &by)?.into_iter().enumerate() {
-        let values = key.split_off(fine.len());
-        let Some(f) = found.get_mut(&key) else {
+    for (row, all) in key_columns(df, &by)?.into_iter().enumerate() {
+        let Some(f) = found.get_mut(&all[..fine.len()]) else {
             continue;
         };
         let n = rows.get(row).unwrap_or(0);
@@ -200,9 +208,17 @@ pub(super) fn read_pass_one(
         for (m, c) in failed.iter().enumerate() {
             f.failures_with_value[m] += c.get(row).unwrap_or(0);
         }
-        for (label, value) in labels.iter().zip(values) {
-            if let Some(value) = value {
-                *f.labels.entry(label).or_default().entry(value).or_default() += n;
+        for label in labels() {
+            let at = by
+                .iter()
+                .position(|k| k == label)
+                .expect("a key of the counts");
+            if let Some(value) = &all[at] {
+                *f.labels
+                    .entry(label)
+                    .or_default()
+                    .entry(value.clone())
+                    .or_default() += n;
             }
         }
     }

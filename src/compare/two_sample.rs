@@ -340,7 +340,7 @@ pub struct OrderDraw {
 /// The 0-based ranks one draw reads: the lower order statistic's, and the next one's
 /// when type 7 interpolates.
 #[derive(Debug, Clone, Copy)]
-pub struct Drawn {
+pub(super) struct Drawn {
     lower: u64,
     upper: Option<u64>,
 }
@@ -363,7 +363,7 @@ impl OrderDraw {
     }
 
     /// The ranks of one draw.
-    pub fn ranks(&self, rng: &mut SplitMix64) -> Drawn {
+    pub(super) fn ranks(&self, rng: &mut SplitMix64) -> Drawn {
         let n = self.n;
         let rank = |u: f64| (((n as f64 * u).ceil() as usize).clamp(1, n) - 1) as u64;
         let u = self.lower.sample(rng);
@@ -384,7 +384,7 @@ impl OrderDraw {
     }
 
     /// The drawn quantile, `at(i)` being the value of 0-based rank i.
-    pub fn value(&self, d: Drawn, at: impl Fn(u64) -> f64) -> f64 {
+    pub(super) fn value(&self, d: Drawn, at: impl Fn(u64) -> f64) -> f64 {
         let x = at(d.lower);
         match d.upper {
             Some(next) => x + self.frac * (at(next) - x),

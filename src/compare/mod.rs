@@ -36,7 +36,7 @@
 //! compares the metrics and gives the verdict, with the statistics of `two_sample`;
 //! `result` holds the findings.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use polars::prelude::*;
@@ -49,8 +49,10 @@ use crate::ruleset::Metric;
 use crate::ruleset::RuleSet;
 use crate::source::{self, SOURCE_COL};
 use crate::stats;
-use crate::stats::ranked::{self, Ranked};
+use crate::stats::exact::Counts;
+use crate::stats::ranked::{self, Layout, Ranked};
 use crate::stats::support;
+use crate::stats::Key;
 use crate::summary::{tool, BadRows, LeftOut, RulesInfo, Window, PERCENTILE_METHOD};
 use cohort::{CohortData, Source};
 use contract::contract;
@@ -356,34 +358,66 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let a = CohortData::new("A", &cohorts[0].0, &cohorts[0].1, fa);
     let b = CohortData::new("B", &cohorts[1].0, &cohorts[1].1, fb);
 
-    // Pass 2: the values at the ranks the percentiles and the bootstrap read.
+    // The last pass: the values at the ranks the percentiles and the bootstrap read (after
+    // a pass for finer buckets, for a metric whose needed buckets hold many rows).
     let reads = shifts::reads(&a, &b, &settings);
     let data = [&a, &b];
     let mut ranked: Vec<[Ranked; 2]> = vec![Default::default(); reported.len()];
     for (source, plan) in &sources {
+        // Per metric, each cohort's layout (by its key), and the buckets they need.
+        let mut layouts: Vec<BTreeMap<Key, Layout>> = (0..metric_names.len())
+            .map(|m| {
+                source
+                    .members
+                    .iter()
+                    .map(|(c, key)| (key.clone(), Layout::of(&data[*c].histograms[m])))
+                    .collect()
+            })
+            .collect();
+        let needed = |m: usize, layouts: &BTreeMap<Key, Layout>| -> BTreeSet<i64> {
+            source
+                .members
+                .iter()
+                .flat_map(|(c, key)| layouts[key].needed(&reads.ranges[m][*c]))
+                .collect()
+        };
+        let to_refine: Vec<usize> = (0..metric_names.len())
+            .filter(|&m| {
+                let n = needed(m, &layouts[m]);
+                layouts[m].values().any(|l| l.too_many(&n))
+            })
+            .collect();
+        if !to_refine.is_empty() {
+            let queries = to_refine
+                .iter()
+                .map(|&m| {
+                    let n = needed(m, &layouts[m]);
+                    ranked::refine_query(&source.lf, &source.fine, &metric_names[m], &n)
+                })
+                .collect();
+            let frames = stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
+            for (df, &m) in frames.iter().zip(&to_refine) {
+                let finer = ranked::finer(df, &source.fine).map_err(internal)?;
+                for (key, layout) in layouts[m].iter_mut() {
+                    *layout = layout.refined(finer.get(key).unwrap_or(&Counts::new()));
+                }
+            }
+        }
         let mut queries = vec![];
         let mut asked = vec![];
         for (m, name) in metric_names.iter().enumerate() {
-            let mut needed = BTreeSet::new();
-            for (c, _) in &source.members {
-                needed.extend(ranked::buckets_of(
-                    &data[*c].histograms[m],
-                    &reads.ranges[m][*c],
-                ));
-            }
-            if !needed.is_empty() {
-                queries.push(ranked::query(&source.lf, &source.fine, name, &needed));
-                asked.push(m);
+            let n = needed(m, &layouts[m]);
+            // The cohorts of a source share a metric's layout shift (refined together).
+            if let Some(shift) = layouts[m].values().next().map(Layout::shift) {
+                if !n.is_empty() {
+                    queries.push(ranked::query(&source.lf, &source.fine, name, shift, &n));
+                    asked.push(m);
+                }
             }
         }
         let frames = stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
         for (df, m) in frames.iter().zip(asked) {
-            let hists = source
-                .members
-                .iter()
-                .map(|(c, key)| (key.clone(), data[*c].histograms[m].clone()))
-                .collect();
-            let mut per_key = ranked::ranked(df, &source.fine, &hists).map_err(internal)?;
+            let mut per_key = ranked::ranked(df, &source.fine, &layouts[m]).map_err(internal)?;
             for (c, key) in &source.members {
                 ranked[m][*c] = per_key.remove(key).unwrap_or_default();
             }

@@ -51,11 +51,11 @@ pub(crate) fn order_key(x: f64) -> i64 {
 }
 
 /// Bits below a refined bucket (`Ranks::refine`): 512 of them to a bucket.
-const FINE_SHIFT: u32 = 34;
+pub(super) const FINE_SHIFT: u32 = 34;
 /// Above this many rows in the buckets of a value's ranks, those buckets are refined
 /// before the values are counted: pass 2 holds each distinct value it keeps, and the rows
 /// of a bucket grow with the log (at 100M requests, millions per value).
-const REFINE_ABOVE: u64 = 1 << 20;
+pub(super) const REFINE_ABOVE: u64 = 1 << 20;
 
 pub(super) fn bucket_of(x: f64, shift: u32) -> i64 {
     order_key(x).div_euclid(1 << shift)
@@ -68,7 +68,7 @@ pub(super) fn value_expr(name: &str) -> Expr {
 }
 
 /// `bucket_of` as a polars expression (null for a null value).
-fn bucket_expr(name: &str, shift: u32) -> Expr {
+pub(super) fn bucket_expr(name: &str, shift: u32) -> Expr {
     let b = value_expr(name).reinterpret(None, Some(DataType::Int64));
     let key = when(b.clone().lt(lit(0i64)))
         .then(lit(-1i64) - (b.clone() - lit(i64::MIN)))

@@ -4,28 +4,40 @@
 //! A bootstrap resample's percentile is an order statistic drawn near the percentile's
 //! rank: within a few standard deviations of a Beta distribution, a few thousand ranks
 //! out of ten million. So pass 1's histogram (`exact`) tells which buckets hold the ranks
-//! drawn, and pass 2 keeps only the rows of those buckets, one row per distinct value, as
-//! `exact`'s own pass 2 does for single ranks. Every value read this way is exact, so a
-//! bootstrap over them gives what it would over all the sorted values.
+//! drawn (`Layout::needed`), and a last pass keeps only the rows of those buckets, one row
+//! per distinct value, as `exact`'s own pass 2 does for single ranks. Every value read this
+//! way is exact, so a bootstrap over them gives what it would over all the sorted values.
 //!
 //! Memory is bounded by the distinct values in the buckets holding the ranges, never by
-//! the rows outside them.
+//! the rows outside them. Where those buckets hold many rows (more than `exact`'s
+//! threshold), a pass between counts their rows per finer bucket (512 to a bucket) and the
+//! last pass keeps only the finer buckets holding the ranges (`Layout::refined`), as
+//! `exact` does.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use polars::prelude::*;
 
 use super::exact::{
-    bucket_of, in_buckets, order_key, value_expr, Counts, BUCKET_COL, BUCKET_SHIFT, COUNT_COL,
-    VALUE_COL,
+    bucket_expr, bucket_of, from_order_key, in_buckets, order_key, value_expr, Counts, BUCKET_COL,
+    BUCKET_SHIFT, COUNT_COL, FINE_SHIFT, REFINE_ABOVE, VALUE_COL,
 };
 use super::{key_columns, Key};
 
 /// Pass 1's frame for one value (`exact::histogram_queries`) as rows per bucket, per fine
 /// key. A key whose values are all null has an empty histogram.
 pub fn histograms(df: &DataFrame, fine: &[String]) -> PolarsResult<BTreeMap<Key, Counts>> {
+    counts_per_key(df, fine, BUCKET_COL)
+}
+
+/// Rows per bucket (the `bucket` column) per fine key, of a frame of counts.
+fn counts_per_key(
+    df: &DataFrame,
+    fine: &[String],
+    bucket: &str,
+) -> PolarsResult<BTreeMap<Key, Counts>> {
     let keys = key_columns(df, fine)?;
-    let buckets = df.column(BUCKET_COL)?.i64()?;
+    let buckets = df.column(bucket)?.i64()?;
     let counts = df.column(COUNT_COL)?.u64()?;
     let mut out: BTreeMap<Key, Counts> = BTreeMap::new();
     for (row, key) in keys.into_iter().enumerate() {
@@ -37,39 +49,133 @@ pub fn histograms(df: &DataFrame, fine: &[String]) -> PolarsResult<BTreeMap<Key,
     Ok(out)
 }
 
-/// The buckets of `hist` holding the 0-based ranks `lo..=hi` of each of `ranges`.
-pub fn buckets_of(hist: &Counts, ranges: &[(u64, u64)]) -> BTreeSet<i64> {
-    let mut out = BTreeSet::new();
-    let mut before = 0;
-    for (&bucket, &count) in hist {
-        let (first, last) = (before, before + count);
-        if count > 0 && ranges.iter().any(|&(lo, hi)| lo < last && hi >= first) {
-            out.insert(bucket);
-        }
-        before = last;
-    }
-    out
+/// Where a series' values lie: per bucket (at `shift` bits), the rank of its first value
+/// and its rows. From pass 1's histogram every bucket; once refined, the finer buckets of
+/// the buckets that were needed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Layout {
+    shift: u32,
+    buckets: BTreeMap<i64, (u64, u64)>,
 }
 
-/// Pass 2: the rows of `value` in the buckets `needed`, one row per distinct (fine key,
-/// value), to be read by `ranked`.
-pub fn query(lf: &LazyFrame, fine: &[String], value: &str, needed: &BTreeSet<i64>) -> LazyFrame {
+impl Layout {
+    /// The layout of pass 1's histogram.
+    pub fn of(hist: &Counts) -> Layout {
+        let mut buckets = BTreeMap::new();
+        let mut before = 0;
+        for (&b, &rows) in hist {
+            buckets.insert(b, (before, rows));
+            before += rows;
+        }
+        Layout {
+            shift: BUCKET_SHIFT,
+            buckets,
+        }
+    }
+
+    /// The buckets holding the 0-based ranks `lo..=hi` of each of `ranges`.
+    pub fn needed(&self, ranges: &[(u64, u64)]) -> BTreeSet<i64> {
+        self.buckets
+            .iter()
+            .filter(|(_, &(first, rows))| {
+                rows > 0
+                    && ranges
+                        .iter()
+                        .any(|&(lo, hi)| lo < first + rows && hi >= first)
+            })
+            .map(|(&b, _)| b)
+            .collect()
+    }
+
+    /// The rows in the buckets `needed`.
+    pub fn rows_in(&self, needed: &BTreeSet<i64>) -> u64 {
+        needed
+            .iter()
+            .filter_map(|b| self.buckets.get(b))
+            .map(|(_, rows)| rows)
+            .sum()
+    }
+
+    /// Whether the rows in the buckets `needed` are too many to keep one row per distinct
+    /// value of theirs: then the layout is refined first.
+    pub fn too_many(&self, needed: &BTreeSet<i64>) -> bool {
+        self.shift == BUCKET_SHIFT && self.rows_in(needed) > REFINE_ABOVE
+    }
+
+    /// The layout of the finer buckets, from their rows (`refine_query`'s frame for this
+    /// key, which counts only rows of buckets that were needed).
+    pub fn refined(&self, finer: &Counts) -> Layout {
+        let per_bucket = 1i64 << (BUCKET_SHIFT - FINE_SHIFT);
+        let mut buckets = BTreeMap::new();
+        let mut current = None;
+        let mut next_rank = 0;
+        for (&f, &rows) in finer {
+            let coarse = f.div_euclid(per_bucket);
+            if current != Some(coarse) {
+                current = Some(coarse);
+                next_rank = self.buckets.get(&coarse).map_or(0, |(first, _)| *first);
+            }
+            buckets.insert(f, (next_rank, rows));
+            next_rank += rows;
+        }
+        Layout {
+            shift: FINE_SHIFT,
+            buckets,
+        }
+    }
+
+    pub fn shift(&self) -> u32 {
+        self.shift
+    }
+}
+
+/// Between pass 1 and the last pass, for a value whose needed buckets hold too many rows
+/// (`Layout::too_many`): the rows of those buckets per finer bucket, per fine key.
+pub fn refine_query(
+    lf: &LazyFrame,
+    fine: &[String],
+    value: &str,
+    needed: &BTreeSet<i64>,
+) -> LazyFrame {
     in_buckets(
         lf,
         fine,
         value,
         BUCKET_SHIFT,
         needed,
+        (bucket_expr(value, FINE_SHIFT), DataType::Int64, BUCKET_COL),
+    )
+}
+
+/// `refine_query`'s frame as rows per finer bucket, per fine key.
+pub fn finer(df: &DataFrame, fine: &[String]) -> PolarsResult<BTreeMap<Key, Counts>> {
+    counts_per_key(df, fine, BUCKET_COL)
+}
+
+/// The last pass: the rows of `value` in the buckets `needed` (at `shift` bits, the
+/// layouts' own), one row per distinct (fine key, value), to be read by `ranked`.
+pub fn query(
+    lf: &LazyFrame,
+    fine: &[String],
+    value: &str,
+    shift: u32,
+    needed: &BTreeSet<i64>,
+) -> LazyFrame {
+    in_buckets(
+        lf,
+        fine,
+        value,
+        shift,
+        needed,
         (value_expr(value), DataType::Float64, VALUE_COL),
     )
 }
 
-/// The values `query` kept, by rank, per fine key; `hists` are the keys' histograms from
-/// pass 1 (they place each bucket's first value).
+/// The values `query` kept, by rank, per fine key, placed by the keys' layouts.
 pub fn ranked(
     df: &DataFrame,
     fine: &[String],
-    hists: &BTreeMap<Key, Counts>,
+    layouts: &BTreeMap<Key, Layout>,
 ) -> PolarsResult<BTreeMap<Key, Ranked>> {
     let keys = key_columns(df, fine)?;
     let values = df.column(VALUE_COL)?.f64()?;
@@ -83,26 +189,25 @@ pub fn ranked(
     }
     let mut out = BTreeMap::new();
     for (key, mut kept) in found {
-        let Some(hist) = hists.get(&key) else {
+        let Some(layout) = layouts.get(&key) else {
             continue;
         };
-        // The rank of each bucket's first value.
-        let mut first = BTreeMap::new();
-        let mut before = 0;
-        for (&bucket, &count) in hist {
-            first.insert(bucket, before);
-            before += count;
-        }
         kept.sort_unstable();
         let mut r = Ranked::default();
         let mut current = None;
         let mut next_rank = 0;
         for (k, count) in kept {
-            let x = super::exact::from_order_key(k);
-            let bucket = bucket_of(x, BUCKET_SHIFT);
+            let x = from_order_key(k);
+            let bucket = bucket_of(x, layout.shift);
             if current != Some(bucket) {
                 current = Some(bucket);
-                next_rank = first[&bucket];
+                let Some(&(first, _)) = layout.buckets.get(&bucket) else {
+                    // A bucket another key of the query needed and this one's layout
+                    // does not place (it was refined away): none of its ranks is asked.
+                    current = None;
+                    continue;
+                };
+                next_rank = first;
             }
             r.starts.push(next_rank);
             r.counts.push(count);
@@ -129,7 +234,7 @@ impl Ranked {
         let i = self.starts.partition_point(|&s| s <= rank);
         match i.checked_sub(1) {
             Some(i) if rank < self.starts[i] + self.counts[i] => self.values[i],
-            _ => unreachable!("rank {rank} lies in a bucket pass 2 did not keep"),
+            _ => unreachable!("rank {rank} lies in a bucket the last pass did not keep"),
         }
     }
 }
@@ -140,10 +245,9 @@ mod tests {
     use crate::stats::exact::histogram_queries;
     use crate::stats::{collect_all, quantile7};
 
-    /// The values read at ranges of ranks are those of the sorted series, per group, on
-    /// values of many buckets, with ties, negatives and −0.
-    #[test]
-    fn values_at_ranges_of_ranks_are_the_sorted_values() {
+    /// Groups `a` and `b` of 5000 values of many buckets, with ties, negatives, −0 and a
+    /// null now and then; `x` is the value.
+    fn series() -> DataFrame {
         let mut seed = 11u64;
         let mut next = || {
             seed = seed
@@ -162,39 +266,80 @@ mod tests {
                 _ => Some((next() * 2000.0).round() / 4.0),
             })
             .collect();
-        let df = df!("g" => &g, "x" => &x).unwrap();
+        df!("g" => &g, "x" => &x).unwrap()
+    }
+
+    fn sorted_of(df: &DataFrame, group: &str) -> Vec<f64> {
+        let g = df.column("g").unwrap().str().unwrap();
+        let x = df.column("x").unwrap().f64().unwrap();
+        let mut v: Vec<f64> = g
+            .iter()
+            .zip(x.iter())
+            .filter(|(k, _)| *k == Some(group))
+            .filter_map(|(_, v)| v)
+            .map(|v| if v == 0.0 { 0.0 } else { v })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// The values read at ranges of ranks are those of the sorted series, per group, with
+    /// and without the finer buckets between the passes.
+    #[test]
+    fn values_at_ranges_of_ranks_are_the_sorted_values() {
+        let df = series();
         let fine = vec!["g".to_string()];
         let lf = df.clone().lazy();
         let hist = collect_all(histogram_queries(&lf, &fine, &["x".to_string()])).unwrap();
-        let hists = histograms(&hist[0], &fine).unwrap();
+        let layouts: BTreeMap<Key, Layout> = histograms(&hist[0], &fine)
+            .unwrap()
+            .into_iter()
+            .map(|(k, h)| (k, Layout::of(&h)))
+            .collect();
         let ranges = [(0, 3), (700, 900), (1500, 1500)];
-        let mut needed = BTreeSet::new();
-        for h in hists.values() {
-            needed.extend(buckets_of(h, &ranges));
-        }
-        let kept = collect_all(vec![query(&lf, &fine, "x", &needed)]).unwrap();
-        let got = ranked(&kept[0], &fine, &hists).unwrap();
-        for group in ["a", "b"] {
-            let mut sorted: Vec<f64> = g
-                .iter()
-                .zip(&x)
-                .filter(|(k, _)| **k == group)
-                .filter_map(|(_, v)| *v)
-                .map(|v| if v == 0.0 { 0.0 } else { v })
-                .collect();
-            sorted.sort_by(f64::total_cmp);
-            let r = &got[&vec![Some(group.to_string())]];
-            for &(lo, hi) in &ranges {
-                for rank in lo..=hi.min(sorted.len() as u64 - 1) {
-                    assert_eq!(r.at(rank), sorted[rank as usize], "{group} rank {rank}");
+        let needed = |layouts: &BTreeMap<Key, Layout>| -> BTreeSet<i64> {
+            layouts.values().flat_map(|l| l.needed(&ranges)).collect()
+        };
+        let coarse = needed(&layouts);
+        let counts = collect_all(vec![refine_query(&lf, &fine, "x", &coarse)]).unwrap();
+        let finer = finer(&counts[0], &fine).unwrap();
+        let refined: BTreeMap<Key, Layout> = layouts
+            .iter()
+            .map(|(k, l)| (k.clone(), l.refined(&finer[k])))
+            .collect();
+        for layouts in [&layouts, &refined] {
+            let shift = layouts.values().next().unwrap().shift();
+            let kept = collect_all(vec![query(&lf, &fine, "x", shift, &needed(layouts))]).unwrap();
+            let got = ranked(&kept[0], &fine, layouts).unwrap();
+            for group in ["a", "b"] {
+                let sorted = sorted_of(&df, group);
+                let r = &got[&vec![Some(group.to_string())]];
+                for &(lo, hi) in &ranges {
+                    for rank in lo..=hi.min(sorted.len() as u64 - 1) {
+                        assert_eq!(r.at(rank), sorted[rank as usize], "{group} rank {rank}");
+                    }
+                }
+                // A median read from them (group a's lies in 700..=900) is type 7 of the
+                // sorted values.
+                if group == "a" {
+                    let p = crate::stats::quantile7_at(sorted.len() as u64, 0.5, |i| r.at(i));
+                    assert_eq!(p, quantile7(&sorted, 0.5));
                 }
             }
-            // And a median read from them (group a's lies in 700..=900) is type 7 of the
-            // sorted values.
-            if group == "a" {
-                let p = crate::stats::quantile7_at(sorted.len() as u64, 0.5, |i| r.at(i));
-                assert_eq!(p, quantile7(&sorted, 0.5));
-            }
         }
+        // On values packed in one bucket, the finer buckets holding a few ranks keep a few
+        // of its rows.
+        let mut hist = Counts::new();
+        let mut finer = Counts::new();
+        for i in 0..1000 {
+            let x = 1000.0 + i as f64 * 1e-4;
+            *hist.entry(bucket_of(x, BUCKET_SHIFT)).or_default() += 1;
+            *finer.entry(bucket_of(x, FINE_SHIFT)).or_default() += 1;
+        }
+        let coarse = Layout::of(&hist);
+        let refined = coarse.refined(&finer);
+        let r = [(500, 510)];
+        assert_eq!(coarse.rows_in(&coarse.needed(&r)), 1000);
+        assert!(refined.rows_in(&refined.needed(&r)) < 50);
     }
 }

@@ -10,9 +10,10 @@
 # DuckDB and (up to FULL_MAX) by a Python-polars script (benches/peer_summary.py: the rule
 # table's metrics, an ordered CASE for the class, per class and overall count, failures
 # and p50/p95/p99 of end-to-end and every named metric, and the time span), then
-# `tracediag analyze`, `report`, `throughput` and `explain --request-id`; up to FULL_MAX
-# also `compare --split` (which holds the columns it compares of every request); and on
-# the CSV and JSON-lines files DuckDB's summary beside `tracediag analyze`. Prints wall time, peak RSS (GNU time) and the ratios
+# `tracediag analyze`, `report`, `throughput`, `explain --request-id` and `compare
+# --split`; up to FULL_MAX also `compare` of the file against itself (two cohorts of ROWS
+# requests each); and on the CSV and JSON-lines files DuckDB's summary beside
+# `tracediag analyze`. Prints wall time, peak RSS (GNU time) and the ratios
 # to DuckDB's summary; a job that fails (DuckDB out of memory) shows `failed` and the run
 # goes on. DuckDB and polars (Python) are installed into a virtualenv under ~/.cache on
 # first use. BENCH_DIR keeps the generated files between runs.
@@ -45,8 +46,8 @@ timed() {
 }
 ratio() { case "$1$2" in *failed*) echo "-" ;; *) printf '%.2f' "$(echo "$1 / $2" | bc -l)" ;; esac; }
 
-# Jobs that hold every request run up to FULL_MAX rows; beyond it only the summary's
-# engines and the commands that do not.
+# The text formats, the Python-polars summary and the two-cohort compare run up to
+# FULL_MAX rows (their files, their memory, their time); beyond it the Parquet jobs alone.
 FULL_MAX="${FULL_MAX:-10000000}"
 
 printf '%-10s %-32s %9s %9s %11s %11s\n' rows job seconds peak_MB "÷duckdb s" "÷duckdb mem"
@@ -69,8 +70,9 @@ for rows in "${sizes[@]}"; do
   read -r s m < <(timed "$bin" analyze "$f" --keep-ids); jobs+=("tracediag analyze:$s:$m")
   read -r s m < <(timed "$bin" throughput "$f" --keep-ids); jobs+=("tracediag throughput:$s:$m")
   read -r s m < <(timed "$bin" explain "$f" --request-id req-0000042 --keep-ids); jobs+=("tracediag explain --request-id:$s:$m")
+  read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
   if [ "$rows" -le "$FULL_MAX" ]; then
-    read -r s m < <(timed "$bin" compare "$f" --split channel=ch-east,ch-west --keep-ids); jobs+=("tracediag compare --split:$s:$m")
+    read -r s m < <(timed "$bin" compare "$f" "$f" --keep-ids); jobs+=("tracediag compare A A:$s:$m")
   fi
   read -r s m < <(timed "$bin" report "$f" --keep-ids --out "$sub/report.html" --force); jobs+=("tracediag report:$s:$m")
   # The same summary over the same requests as text: CSV (flat) and JSON lines (timings in

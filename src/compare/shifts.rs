@@ -12,7 +12,7 @@ use crate::stats::ranked::Ranked;
 use crate::stats::support;
 use crate::summary::{round3, Pct};
 
-/// Per compared metric, what pass 2 must read: the bootstrap's draws, and for each cohort
+/// Per compared metric, what the last pass must read: the bootstrap's draws, and for each cohort
 /// the ranges of ranks its percentiles and its draws read.
 pub(super) struct Reads {
     pub(super) draws: Vec<Option<Bootstrap>>,
@@ -58,7 +58,7 @@ fn total_of(hist: &std::collections::BTreeMap<i64, u64>) -> u64 {
     hist.values().sum()
 }
 
-/// The metrics compared, from pass 1's histograms and the values pass 2 read (`ranked`:
+/// The metrics compared, from pass 1's histograms and the values the last pass read (`ranked`:
 /// per metric, A's then B's).
 pub(super) fn metrics(
     reported: &[&Metric],

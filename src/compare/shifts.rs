@@ -12,8 +12,8 @@ use crate::stats::ranked::Ranked;
 use crate::stats::support;
 use crate::summary::{round3, Pct};
 
-/// Per compared metric, what the last pass must read: the bootstrap's draws, and for each cohort
-/// the ranges of ranks its percentiles and its draws read.
+/// Per compared metric, what the last pass must read: the bootstrap's draws, and for each
+/// cohort the ranges of ranks its percentiles and its draws read.
 pub(super) struct Reads {
     pub(super) draws: Vec<Option<Bootstrap>>,
     /// Per metric, A's ranges then B's (0-based ranks, both ends included).
@@ -58,8 +58,8 @@ fn total_of(hist: &std::collections::BTreeMap<i64, u64>) -> u64 {
     hist.values().sum()
 }
 
-/// The metrics compared, from pass 1's histograms and the values the last pass read (`ranked`:
-/// per metric, A's then B's).
+/// The metrics compared, from pass 1's histograms and the values the last pass read
+/// (`ranked`: per metric, A's then B's).
 pub(super) fn metrics(
     reported: &[&Metric],
     a: &CohortData,

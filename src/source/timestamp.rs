@@ -184,7 +184,7 @@ fn the_rest(c: &str, cols: &mut [Column]) -> PolarsResult<Column> {
 fn slow_path(lf: LazyFrame, c: &str) -> LazyFrame {
     let null_text = || lit(NULL).cast(DataType::String);
     // The rest (an offset, spaces around, another fraction width, a number, or not a
-    //    time at all), trimmed, with any offset cut off and kept apart.
+    // time at all), trimmed, with any offset cut off and kept apart.
     let text = when(col(FAST_PARSED).is_null())
         .then(col(c))
         .otherwise(null_text())

@@ -397,7 +397,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 .collect();
             let frames = stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
             for (df, &m) in frames.iter().zip(&to_refine) {
-                let finer = ranked::finer(df, &source.fine).map_err(internal)?;
+                let finer = ranked::histograms(df, &source.fine).map_err(internal)?;
                 for (key, layout) in layouts[m].iter_mut() {
                     *layout = layout.refined(finer.get(key).unwrap_or(&Counts::new()));
                 }

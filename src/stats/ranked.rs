@@ -24,20 +24,12 @@ use super::exact::{
 };
 use super::{key_columns, Key};
 
-/// Pass 1's frame for one value (`exact::histogram_queries`) as rows per bucket, per fine
-/// key. A key whose values are all null has an empty histogram.
+/// Rows per bucket, per fine key, of pass 1's frame for one value
+/// (`exact::histogram_queries`) or of `refine_query`'s (finer buckets). A key whose values
+/// are all null has an empty histogram.
 pub fn histograms(df: &DataFrame, fine: &[String]) -> PolarsResult<BTreeMap<Key, Counts>> {
-    counts_per_key(df, fine, BUCKET_COL)
-}
-
-/// Rows per bucket (the `bucket` column) per fine key, of a frame of counts.
-fn counts_per_key(
-    df: &DataFrame,
-    fine: &[String],
-    bucket: &str,
-) -> PolarsResult<BTreeMap<Key, Counts>> {
     let keys = key_columns(df, fine)?;
-    let buckets = df.column(bucket)?.i64()?;
+    let buckets = df.column(BUCKET_COL)?.i64()?;
     let counts = df.column(COUNT_COL)?.u64()?;
     let mut out: BTreeMap<Key, Counts> = BTreeMap::new();
     for (row, key) in keys.into_iter().enumerate() {
@@ -103,7 +95,7 @@ impl Layout {
     }
 
     /// The layout of the finer buckets, from their rows (`refine_query`'s frame for this
-    /// key, which counts only rows of buckets that were needed).
+    /// key, read by `histograms`: only rows of buckets that were needed).
     pub fn refined(&self, finer: &Counts) -> Layout {
         let per_bucket = 1i64 << (BUCKET_SHIFT - FINE_SHIFT);
         let mut buckets = BTreeMap::new();
@@ -145,11 +137,6 @@ pub fn refine_query(
         needed,
         (bucket_expr(value, FINE_SHIFT), DataType::Int64, BUCKET_COL),
     )
-}
-
-/// `refine_query`'s frame as rows per finer bucket, per fine key.
-pub fn finer(df: &DataFrame, fine: &[String]) -> PolarsResult<BTreeMap<Key, Counts>> {
-    counts_per_key(df, fine, BUCKET_COL)
 }
 
 /// The last pass: the rows of `value` in the buckets `needed` (at `shift` bits, the
@@ -302,7 +289,7 @@ mod tests {
         };
         let coarse = needed(&layouts);
         let counts = collect_all(vec![refine_query(&lf, &fine, "x", &coarse)]).unwrap();
-        let finer = finer(&counts[0], &fine).unwrap();
+        let finer = histograms(&counts[0], &fine).unwrap();
         let refined: BTreeMap<Key, Layout> = layouts
             .iter()
             .map(|(k, l)| (k.clone(), l.refined(&finer[k])))

@@ -92,8 +92,8 @@ pub fn tps_check_available(rules: &RuleSet) -> bool {
         && rules.params.iter().any(|p| p.name == TPS_TOLERANCE_PARAM)
 }
 
-/// At most about this many ids per pass of `duplicate_ids` (its table's size).
-const IDS_PER_PASS: u64 = 1 << 24;
+/// At most about this many ids per pass of `duplicate_ids` (the hashes it sorts: 256 MB).
+const IDS_PER_PASS: u64 = 1 << 25;
 
 /// Fixed seeds: the hashes (and so which ids a pass looks at) are the same in every run.
 const ID_HASH_SEEDS: [u64; 4] = [0x7472_6163, 0x6564_6961, 0x6720_6964, 0x7320_0001];
@@ -157,8 +157,8 @@ pub fn overlap(d: &Duplicates, names: &[String]) -> Option<Overlap> {
     })
 }
 
-/// The request ids that appear more than once. A streaming pass counts rows per 64-bit
-/// hash of the id (a hash-table entry per distinct id, never the id strings); a second
+/// The request ids that appear more than once. A pass sorts the 64-bit hashes of the ids
+/// (8 bytes an id, never the id strings) and keeps those next to an equal one; a second
 /// pass confirms exactly, by the ids themselves, the few hashes seen twice, so a hash
 /// collision between two ids is never called a duplicate. Nulls never count. The second
 /// pass also notes which files hold each duplicated id, so overlapping inputs (the same
@@ -172,10 +172,11 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
     let [k0, k1, k2, k3] = ID_HASH_SEEDS;
     let id = col("request_id");
     let hash = id.clone().hash(k0, k1, k2, k3).alias("__id_hash");
-    let with_id = lf.filter(id.clone().is_not_null());
-    // Hashes in slices (`hash % slices`), one pass each, so that a pass's table holds at
-    // most about `IDS_PER_PASS` ids however many requests there are.
-    let rows = stats::collect(with_id.clone().select([len().cast(DataType::UInt64)]))?;
+    let with_id = lf.clone().filter(id.clone().is_not_null());
+    // Hashes in slices (`hash % slices`), one pass each, so that a pass holds at most
+    // about `IDS_PER_PASS` hashes however many requests there are. The rows of the log
+    // bound the ids (polars reads a Parquet file's from its metadata).
+    let rows = stats::collect(lf.clone().select([len().cast(DataType::UInt64)]))?;
     let rows = rows.column("len")?.u64()?.get(0).unwrap_or(0);
     let slices = rows.div_ceil(ids_per_pass).max(1);
     let in_slice = |k: u64| {
@@ -185,6 +186,9 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
             (col("__id_hash") % lit(slices)).eq(lit(k))
         }
     };
+    // A slice's hashes, sorted: a hash seen twice is next to itself. Sorting 8 bytes an
+    // id holds far less than a hash table of every id with its count.
+    let h = col("__id_hash");
     let mut hashes = Series::new_empty("__id_hash".into(), &DataType::UInt64);
     for k in 0..slices {
         let seen_twice = stats::collect(
@@ -192,10 +196,9 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
                 .clone()
                 .select([hash.clone()])
                 .filter(in_slice(k))
-                .group_by([col("__id_hash")])
-                .agg([len().alias("__n")])
-                .filter(col("__n").gt(lit(1)))
-                .select([col("__id_hash")]),
+                .sort(["__id_hash"], Default::default())
+                .filter(h.clone().eq(h.clone().shift(lit(1))))
+                .unique_stable(None, UniqueKeepStrategy::First),
         )?;
         hashes.append(seen_twice.column("__id_hash")?.as_materialized_series())?;
     }
@@ -549,6 +552,26 @@ mod tests {
             assert_eq!(sliced.pairs, one.pairs, "{per_pass} per pass");
         }
         assert!(one.ids.len() > 5 && !one.pairs.is_empty());
+    }
+
+    /// Among many ids (the sorted hashes span many of the streaming engine's morsels, so
+    /// an id's two hashes may fall on either side of a morsel's end), every id seen twice
+    /// is found, and no other.
+    #[test]
+    fn duplicates_among_many_ids_are_all_found() {
+        let n = 400_000;
+        // Every 997th id is repeated at the end, in reverse order.
+        let twice: Vec<usize> = (0..n).step_by(997).collect();
+        let ids: Vec<String> = (0..n)
+            .chain(twice.iter().rev().copied())
+            .map(|i| format!("req-{i:07}"))
+            .collect();
+        let rows = ids.len();
+        let df = df!("request_id" => ids, FILE_INDEX => vec![0u32; rows]).unwrap();
+        let dups = duplicate_ids(df.lazy()).unwrap();
+        let got: Vec<&str> = dups.ids.str().unwrap().iter().flatten().collect();
+        let want: Vec<String> = twice.iter().map(|i| format!("req-{i:07}")).collect();
+        assert_eq!(got, want);
     }
 
     /// Ids shared by two files are counted per pair, with each file's number of ids: file

@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use polars::prelude::*;
 
 use super::{collect_all, key_columns, keys_as_text, Key, QUANTILES};
+use crate::ruleset::compile::CLASS_INDEX;
 use crate::summary::{round3, Pct};
 
 /// Bits below the bucket: 52 mantissa bits less the 9 a bucket keeps.
@@ -155,18 +156,65 @@ pub fn percentiles_by_levels(
 
 /// Pass 1: per value, rows per (fine key, bucket); a null value has a null bucket. One
 /// query per value, to be collected together (with any other queries of the same pass).
+///
+/// The class index, when it is a key, is packed with the bucket into one integer (the
+/// bucket in the low `PACK_BITS`): a group-by on one integer runs much faster than on two
+/// keys (10M requests, 14 values: 7.0 s against 9.7 s for the pass). Nothing else
+/// changes: the frames are as if grouped by the class and the bucket.
 pub fn histogram_queries(lf: &LazyFrame, fine: &[String], values: &[String]) -> Vec<LazyFrame> {
+    let packed = fine.iter().any(|k| k == CLASS_INDEX);
+    let others: Vec<String> = fine.iter().filter(|k| *k != CLASS_INDEX).cloned().collect();
     values
         .iter()
         .map(|v| {
-            let mut by = key_exprs(fine);
-            by.push(bucket_expr(v, BUCKET_SHIFT).alias(BUCKET_COL));
+            let bucket = bucket_expr(v, BUCKET_SHIFT);
+            let mut by = key_exprs(&others);
+            if !packed {
+                by.push(bucket.alias(BUCKET_COL));
+                return lf
+                    .clone()
+                    .group_by(by)
+                    .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+                    .with_columns(keys_as_text(fine));
+            }
+            by.push(pack(col(CLASS_INDEX), bucket).alias(PACKED_COL));
+            let (class, bucket) = unpack(col(PACKED_COL));
+            let mut out = key_exprs(&others);
+            out.extend([
+                class.alias(CLASS_INDEX),
+                bucket.alias(BUCKET_COL),
+                col(COUNT_COL),
+            ]);
             lf.clone()
                 .group_by(by)
                 .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+                .select(out)
                 .with_columns(keys_as_text(fine))
         })
         .collect()
+}
+
+/// Bits of a packed bucket: buckets are in [-2^20, 2^20) (64 bits less `BUCKET_SHIFT`),
+/// offset by `PACK_OFFSET` into [2^20, 3·2^20); 0 stands for a null value.
+const PACK_BITS: u32 = 22;
+const PACK_OFFSET: i64 = 1 << 21;
+const PACKED_COL: &str = "__class_bucket";
+
+/// The class index (a `u32`, never null: the rule table's default class is an index
+/// too) and a bucket as one integer.
+fn pack(class: Expr, bucket: Expr) -> Expr {
+    class.cast(DataType::Int64) * lit(1i64 << PACK_BITS)
+        + (bucket + lit(PACK_OFFSET)).fill_null(lit(0i64))
+}
+
+/// `pack`'s class index and bucket.
+fn unpack(packed: Expr) -> (Expr, Expr) {
+    let class = packed.clone().floor_div(lit(1i64 << PACK_BITS));
+    let low = packed - class.clone() * lit(1i64 << PACK_BITS);
+    let bucket = when(low.clone().eq(lit(0i64)))
+        .then(lit(NULL).cast(DataType::Int64))
+        .otherwise(low - lit(PACK_OFFSET));
+    (class.cast(DataType::UInt32), bucket)
 }
 
 /// Between the passes: where every needed rank is, and the percentiles so far.

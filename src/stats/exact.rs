@@ -157,8 +157,8 @@ pub fn percentiles_by_levels(
 /// Pass 1: per value, rows per (fine key, bucket); a null value has a null bucket. One
 /// query per value, to be collected together (with any other queries of the same pass).
 ///
-/// The class index, when it is a key, is packed with the bucket into one integer (the
-/// bucket in the low `PACK_BITS`): a group-by on one integer runs much faster than on two
+/// The class index, when it is a key, is packed with the bucket into one integer (`pack`:
+/// the bucket in the low `PACK_BITS`): a group-by on one integer runs much faster than on two
 /// keys (10M requests, 14 values: 7.0 s against 9.7 s for the pass). Nothing else
 /// changes: the frames are as if grouped by the class and the bucket.
 pub fn histogram_queries(lf: &LazyFrame, fine: &[String], values: &[String]) -> Vec<LazyFrame> {
@@ -195,26 +195,32 @@ pub fn histogram_queries(lf: &LazyFrame, fine: &[String], values: &[String]) -> 
 }
 
 /// Bits of a packed bucket: buckets are in [-2^20, 2^20) (64 bits less `BUCKET_SHIFT`),
-/// offset by `PACK_OFFSET` into [2^20, 3·2^20); 0 stands for a null value.
+/// offset by `PACK_OFFSET` into [2^20, 3·2^20); 0 stands for a null value. Above them,
+/// the class index plus one, 0 for a null class (a class name a `--from-sql-result` file
+/// holds that the rule table does not).
 const PACK_BITS: u32 = 22;
 const PACK_OFFSET: i64 = 1 << 21;
 const PACKED_COL: &str = "__class_bucket";
 
-/// The class index (a `u32`, never null: the rule table's default class is an index
-/// too) and a bucket as one integer.
+/// The class index (a `u32`) and a bucket as one integer, never null.
 fn pack(class: Expr, bucket: Expr) -> Expr {
-    class.cast(DataType::Int64) * lit(1i64 << PACK_BITS)
+    (class.cast(DataType::Int64) + lit(1i64)).fill_null(lit(0i64)) * lit(1i64 << PACK_BITS)
         + (bucket + lit(PACK_OFFSET)).fill_null(lit(0i64))
 }
 
 /// `pack`'s class index and bucket.
 fn unpack(packed: Expr) -> (Expr, Expr) {
-    let class = packed.clone().floor_div(lit(1i64 << PACK_BITS));
-    let low = packed - class.clone() * lit(1i64 << PACK_BITS);
-    let bucket = when(low.clone().eq(lit(0i64)))
-        .then(lit(NULL).cast(DataType::Int64))
-        .otherwise(low - lit(PACK_OFFSET));
-    (class.cast(DataType::UInt32), bucket)
+    let high = packed.clone().floor_div(lit(1i64 << PACK_BITS));
+    let low = packed - high.clone() * lit(1i64 << PACK_BITS);
+    let null_at_zero = |v: Expr, offset: i64| {
+        when(v.clone().eq(lit(0i64)))
+            .then(lit(NULL).cast(DataType::Int64))
+            .otherwise(v - lit(offset))
+    };
+    (
+        null_at_zero(high, 1).cast(DataType::UInt32),
+        null_at_zero(low, PACK_OFFSET),
+    )
 }
 
 /// Between the passes: where every needed rank is, and the percentiles so far.
@@ -569,6 +575,60 @@ mod tests {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         (*seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A histogram keyed by the class index (packed with the bucket in one integer) has
+    /// the same rows as one grouped by the class and the bucket as two keys: null classes
+    /// and values, negative values, zeros, the extreme floats and infinities included.
+    #[test]
+    fn a_packed_class_and_bucket_equal_the_two_keys() {
+        let xs = [
+            Some(f64::NEG_INFINITY),
+            Some(-1e300),
+            Some(-2.5),
+            Some(-0.0),
+            Some(0.0),
+            Some(f64::MIN_POSITIVE),
+            Some(1.0),
+            Some(1.0000000000000002),
+            Some(5e3),
+            Some(f64::MAX),
+            Some(f64::INFINITY),
+            None,
+        ];
+        let mut classes = vec![];
+        let mut values = vec![];
+        for (i, x) in xs.iter().cycle().take(600).enumerate() {
+            classes.push(match i % 7 {
+                6 => None,
+                k => Some((k * 1000) as u32),
+            });
+            values.push(*x);
+        }
+        let lf = df!(CLASS_INDEX => classes, "x" => values).unwrap().lazy();
+        let fine = [CLASS_INDEX.to_string()];
+        let sorted = |df: DataFrame| {
+            df.lazy()
+                .select([col(CLASS_INDEX), col(BUCKET_COL), col(COUNT_COL)])
+                .sort([CLASS_INDEX, BUCKET_COL], Default::default())
+                .collect()
+                .unwrap()
+        };
+        let packed = collect_all(histogram_queries(&lf, &fine, &["x".to_string()])).unwrap();
+        let two_keys = collect_all(vec![lf
+            .clone()
+            .group_by([
+                col(CLASS_INDEX),
+                bucket_expr("x", BUCKET_SHIFT).alias(BUCKET_COL),
+            ])
+            .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
+            .with_columns(keys_as_text(&fine))])
+        .unwrap();
+        let (packed, two_keys) = (sorted(packed[0].clone()), sorted(two_keys[0].clone()));
+        assert!(packed.equals_missing(&two_keys), "{packed}\n{two_keys}");
+        // Seven classes (null too), each with ten buckets: the twelve values less the two
+        // zeros made one and 1 and its next float sharing a bucket.
+        assert_eq!(packed.height(), 7 * 10);
     }
 
     #[test]

@@ -818,10 +818,13 @@ fn typed_copy(mut lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::S
         )
         .and_then(|q| q.collect_with_engine(Engine::Streaming))
         .map_err(read_error)?;
-    let lf = LazyFrame::scan_parquet(target, ScanArgsParquet::default())
-        .map_err(read_error)?
-        .with_column(lit(name.display().to_string()).alias(SOURCE_COL))
-        .select(order);
+    let lf = LazyFrame::scan_parquet(
+        read_path(copy.path()).map_err(read_error)?,
+        ScanArgsParquet::default(),
+    )
+    .map_err(read_error)?
+    .with_column(lit(name.display().to_string()).alias(SOURCE_COL))
+    .select(order);
     Ok((lf, copy))
 }
 
@@ -855,8 +858,32 @@ fn any_timing_value(lf: &LazyFrame, name: &Path) -> Result<bool> {
 /// What polars scans: the file at `path`, or the row check's repaired copy of its rows.
 fn scan_sources(path: &Path, repaired: Option<&spool::Spooled>) -> Result<ScanSources> {
     let read = repaired.map_or(path, |r| r.path());
-    let p = PlRefPath::try_from_path(read).map_err(|e| Error::input(path, polars_message(&e)))?;
+    let p = read_path(read).map_err(|e| Error::input(path, polars_message(&e)))?;
     Ok(ScanSources::Paths(vec![p].into()))
+}
+
+/// The path polars is given to read the file at `path`. Given a local path, polars maps
+/// the file into memory, and every page it has read stays resident until the run ends
+/// (3.5 GB of a 100M-request Parquet file beside 1.5 GB of the queries' own memory; most
+/// of a JSON-lines file). Given a `file://` URL, it reads byte ranges into buffers it
+/// frees, as for a remote file: the same rows, in about the same time. A URL reads `%`,
+/// `?`, `#` and the like otherwise than a path does, so a path holding any character but
+/// letters, digits and `/._-=` is given as it is (and the file mapped).
+pub fn read_path(path: &Path) -> PolarsResult<PlRefPath> {
+    let plain = || PlRefPath::try_from_path(path);
+    let Ok(abs) = std::fs::canonicalize(path) else {
+        // Not there: polars says so, naming the path as given.
+        return plain();
+    };
+    match abs.to_str() {
+        Some(s)
+            if s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-=".contains(&b)) =>
+        {
+            Ok(PlRefPath::new(format!("file://{s}")))
+        }
+        _ => plain(),
+    }
 }
 
 /// A polars error without its backtrace hints, for user-facing messages.

@@ -7,8 +7,7 @@ use polars::prelude::*;
 use crate::error::{Error, Result};
 
 pub fn scan(path: &Path) -> Result<LazyFrame> {
-    let p = PlRefPath::try_from_path(path)
-        .map_err(|e| Error::input(path, super::polars_message(&e)))?;
+    let p = super::read_path(path).map_err(|e| Error::input(path, super::polars_message(&e)))?;
     LazyFrame::scan_parquet(p, ScanArgsParquet::default()).map_err(|e| {
         Error::input(
             path,

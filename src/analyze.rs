@@ -489,13 +489,6 @@ fn summarize(
     // Two streaming passes over the plan. The first: the tally and the histograms.
     let mut first = vec![Tally::query(rules, plan, &fine)];
     first.extend(exact::histogram_queries(&plan.lf, &pct_keys, &values));
-    if let Ok(n) = std::env::var("DEBUG_KEEP") {
-        first.truncate(n.parse().unwrap());
-        let t = std::time::Instant::now();
-        stats::collect_all(first)?;
-        eprintln!("DEBUG pass1 {:?}", t.elapsed());
-        std::process::exit(0);
-    }
     let mut first = stats::collect_all(first)?;
     let tally = Tally {
         df: first.remove(0),

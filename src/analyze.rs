@@ -488,7 +488,7 @@ fn summarize(
 
     // Two streaming passes over the plan. The first: the tally and the histograms.
     let mut first = vec![Tally::query(rules, plan, &fine)];
-    first.extend(exact::histogram_queries(&plan.lf, &pct_keys, &values));
+    first.extend(exact::histogram_queries(&plan.lf, &pct_keys, &values)?);
     let mut first = stats::collect_all(first)?;
     let tally = Tally {
         df: first.remove(0),

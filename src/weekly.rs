@@ -563,16 +563,19 @@ fn build_inner(
         .collect();
     let mut class_values = phase_cols.clone();
     class_values.push(e2e.clone());
+    // The (period, channel) family last: its group-by, on two keys and many groups, is the
+    // slowest reader of its scan, and the scan buffers what its slowest reader has yet to
+    // take (at 30M requests, last: 1.86 GB at the report's peak against 1.92 GB third).
     let mut families = vec![
         (vec!["model".to_string()], names.clone(), three.clone()),
         (vec!["channel".to_string()], names.clone(), three.clone()),
+        (vec![CLASS_INDEX.to_string()], class_values, three.clone()),
+        (vec![], cdf_cols.clone(), cdf_steps),
         (
             vec![PERIOD_COL.to_string(), CHANNEL_COL.to_string()],
             vec![e2e.clone()],
-            three.clone(),
+            three,
         ),
-        (vec![CLASS_INDEX.to_string()], class_values, three),
-        (vec![], cdf_cols.clone(), cdf_steps),
     ]
     .into_iter()
     .map(|(keys, values, quantiles)| {
@@ -582,10 +585,10 @@ fn build_inner(
             values,
             quantiles,
         };
-        first.extend(exact::histogram_queries(&lf, &fam.keys, &fam.values));
-        fam
+        first.extend(exact::histogram_queries(&lf, &fam.keys, &fam.values)?);
+        Ok(fam)
     })
-    .collect::<Vec<_>>();
+    .collect::<PolarsResult<Vec<_>>>()?;
     let first = stats::collect_in_scans(first)?;
 
     // Between the passes, on a large log only: the buckets holding the ranks made finer,
@@ -621,7 +624,7 @@ fn build_inner(
             .map(|mut levels| levels.pop().expect("one level"))
     });
     let mut next = || found.next().expect("one per family");
-    let (by_model_q, by_channel_q, channel_q, class_q, cdf_q) =
+    let (by_model_q, by_channel_q, class_q, cdf_q, channel_q) =
         (next()?, next()?, next()?, next()?, next()?);
 
     // The tally, rolled up (its rows are periods × classes, not requests).

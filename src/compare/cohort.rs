@@ -79,7 +79,7 @@ fn keys(fine: &[String]) -> Vec<Expr> {
 /// their first and last timestamp and, per metric, their failures with a value), the
 /// tallies, then each metric's histogram. One group-by for every count: the labels' few
 /// combinations are rolled up afterwards.
-pub(super) fn pass_one(source: &Source, metrics: &[String]) -> Vec<LazyFrame> {
+pub(super) fn pass_one(source: &Source, metrics: &[String]) -> PolarsResult<Vec<LazyFrame>> {
     let (lf, fine) = (&source.lf, source.fine.as_slice());
     let ts = || col("timestamp").cast(DataType::Int64);
     let mut aggs = vec![
@@ -118,8 +118,8 @@ pub(super) fn pass_one(source: &Source, metrics: &[String]) -> Vec<LazyFrame> {
                 .with_columns(keys_as_text(fine)),
         );
     }
-    queries.extend(exact::histogram_queries(lf, fine, metrics));
-    queries
+    queries.extend(exact::histogram_queries(lf, fine, metrics)?);
+    Ok(queries)
 }
 
 /// The counts query's keys: the source's, then each label that is not one of them (a

@@ -331,7 +331,8 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     // Pass 1, source by source (an error names the source's files).
     let mut found: [Option<cohort::Found>; 2] = [None, None];
     for (source, plan) in &sources {
-        let frames = stats::collect_all(cohort::pass_one(source, &metric_names))
+        let frames = cohort::pass_one(source, &metric_names)
+            .and_then(stats::collect_all)
             .map_err(|e| plan.read_error(&e))?;
         for (c, f) in cohort::read_pass_one(source, &frames, &metric_names).map_err(internal)? {
             if f.rows() == 0 {

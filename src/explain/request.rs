@@ -419,7 +419,7 @@ impl<'a> Ctx<'a> {
             );
         }
         let mut first = vec![lf.clone().select(aggs)];
-        first.extend(exact::histogram_queries(&lf, &[], &names));
+        first.extend(exact::histogram_queries(&lf, &[], &names)?);
         let mut first = stats::collect_all(first)?;
         let counts = first.remove(0);
         let mut ranks = exact::Ranks::locate(&first, &[], &[vec![]], &names)?;

@@ -277,7 +277,7 @@ mod tests {
         let df = series();
         let fine = vec!["g".to_string()];
         let lf = df.clone().lazy();
-        let hist = collect_all(histogram_queries(&lf, &fine, &["x".to_string()])).unwrap();
+        let hist = collect_all(histogram_queries(&lf, &fine, &["x".to_string()]).unwrap()).unwrap();
         let layouts: BTreeMap<Key, Layout> = histograms(&hist[0], &fine)
             .unwrap()
             .into_iter()

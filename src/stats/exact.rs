@@ -170,9 +170,10 @@ pub fn histogram_queries(
     values: &[String],
 ) -> PolarsResult<Vec<LazyFrame>> {
     let packed = packed_key(lf, fine)?;
+    let packed_name = packed.as_ref().map(|(k, _)| k.as_str());
     let others: Vec<String> = fine
         .iter()
-        .filter(|k| Some(k.as_str()) != packed.as_ref().map(|(k, _)| k.as_str()))
+        .filter(|k| Some(k.as_str()) != packed_name)
         .cloned()
         .collect();
     let codes = TextCodes::new();

@@ -137,7 +137,8 @@ pub(super) enum Role {
     Other,
 }
 
-type Roles = std::collections::HashMap<String, crate::catalogue::Kind>;
+/// Looked up for every key of every row: hashed with foldhash (see `types::Keys`).
+type Roles = std::collections::HashMap<String, crate::catalogue::Kind, foldhash::fast::FixedState>;
 
 /// Catalogue names and aliases (lower case), flat and dotted, with their kind; and the
 /// timing names as keys of a nested `timing` object (matched exactly, as the mapping does).
@@ -145,7 +146,7 @@ fn roles() -> &'static (Roles, Roles) {
     use crate::catalogue::FIELDS;
     static ROLES: std::sync::OnceLock<(Roles, Roles)> = std::sync::OnceLock::new();
     ROLES.get_or_init(|| {
-        let (mut flat, mut nested) = (Roles::new(), Roles::new());
+        let (mut flat, mut nested) = (Roles::default(), Roles::default());
         for f in FIELDS {
             for n in std::iter::once(f.name).chain(f.aliases.iter().copied()) {
                 flat.insert(n.to_ascii_lowercase(), f.kind);

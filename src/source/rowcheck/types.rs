@@ -5,7 +5,7 @@
 //! key tracediag never reads), an object with a key given twice anywhere. Given a schema
 //! that names only the keys the mapping can read, polars reads those and ignores the rest.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use polars::prelude::{DataType, Field, Schema};
 
@@ -45,13 +45,24 @@ impl Place {
 /// their aliases, `other`, `timing`, and the timing fields nested in them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Types {
-    top: BTreeMap<String, u8>,
-    other_timing: BTreeMap<String, u8>,
-    timing: BTreeMap<String, u8>,
+    top: Keys,
+    other_timing: Keys,
+    timing: Keys,
+}
+
+/// Types by key. Looked up for every read key of every row, so hashed (foldhash: keys are
+/// short, and SipHash cost more than the JSON parse); sorted where the schema is made.
+type Keys = HashMap<String, u8, foldhash::fast::FixedState>;
+
+/// A map's keys in order, for a schema the same on every run.
+fn sorted(map: &Keys) -> Vec<(&String, &u8)> {
+    let mut keys: Vec<_> = map.iter().collect();
+    keys.sort_unstable();
+    keys
 }
 
 impl Types {
-    fn map(&mut self, place: Place) -> &mut BTreeMap<String, u8> {
+    fn map(&mut self, place: Place) -> &mut Keys {
         match place {
             Place::Top => &mut self.top,
             Place::OtherTiming => &mut self.other_timing,
@@ -101,15 +112,16 @@ impl Types {
     /// `other` is a string column when it only ever held strings, else a struct of its
     /// `timing`; a `timing` or `other` that never held a timing field is left out.
     pub fn schema(&self) -> Schema {
-        let nested = |map: &BTreeMap<String, u8>| {
+        let nested = |map: &Keys| {
             DataType::Struct(
-                map.iter()
+                sorted(map)
+                    .into_iter()
                     .map(|(k, bits)| Field::new(k.as_str().into(), scalar(*bits)))
                     .collect(),
             )
         };
         let mut fields = vec![];
-        for (key, bits) in &self.top {
+        for (key, bits) in sorted(&self.top) {
             let dtype = match key.as_str() {
                 "other" if bits & TEXT != 0 && bits & OBJECT == 0 => DataType::String,
                 "other" if self.other_timing.is_empty() => continue,

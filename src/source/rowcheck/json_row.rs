@@ -170,15 +170,17 @@ pub(super) fn field_roles() -> &'static Roles {
     &roles().0
 }
 
-/// Where an object sits in a row, as far as the roles of its keys go: found once per
-/// object from the keys leading to it, not once per key.
+/// Where an object sits in a row, which says what its keys are: found once per object
+/// from the keys leading to it, not once per key.
 #[derive(Clone, Copy)]
 pub(super) enum Here {
     /// The row itself.
     Row,
     /// `other`.
     Other,
-    /// `timing` or `other.timing`.
+    /// `other.timing` (`other` an object or a JSON string of one).
+    OtherTiming,
+    /// A top-level `timing`.
     Timing,
     /// Anywhere else: nothing in it is read.
     Unread,
@@ -191,8 +193,18 @@ impl Here {
             [] => Here::Row,
             [o] if o == "other" => Here::Other,
             [t] if t == "timing" => Here::Timing,
-            [o, t] if o == "other" && t == "timing" => Here::Timing,
+            [o, t] if o == "other" && t == "timing" => Here::OtherTiming,
             _ => Here::Unread,
+        }
+    }
+
+    /// Where the types of the object's keys are noted, when the mapping can read any.
+    fn place(self) -> Option<Place> {
+        match self {
+            Here::Row => Some(Place::Top),
+            Here::OtherTiming => Some(Place::OtherTiming),
+            Here::Timing => Some(Place::Timing),
+            Here::Other | Here::Unread => None,
         }
     }
 }
@@ -215,7 +227,7 @@ pub(super) fn role(here: Here, key: &str) -> Role {
             };
             found.map_or(Role::Other, |kind| Role::Field(*kind))
         }
-        (Here::Timing, _) => roles()
+        (Here::Timing | Here::OtherTiming, _) => roles()
             .1
             .get(key)
             .map_or(Role::Other, |kind| Role::Field(*kind)),
@@ -270,8 +282,8 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
 
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> std::result::Result<(), A::Error> {
         let raw = self.raw;
-        let place = Place::of(&self.path);
         let here = Here::of(&self.path);
+        let place = here.place();
         // A float that is a whole number beyond i64 may be an integer literal polars
         // cannot hold (serde_json reads those as f64): the text decides.
         let big = |shape: Shape| {

@@ -28,19 +28,6 @@ pub(super) enum Place {
     Timing,
 }
 
-impl Place {
-    /// The place of the keys of the object reached by `path` (`[]` for the row), when the
-    /// mapping can read any of them.
-    pub(super) fn of(path: &[String]) -> Option<Place> {
-        match path {
-            [] => Some(Place::Top),
-            [o, t] if o == "other" && t == "timing" => Some(Place::OtherTiming),
-            [t] if t == "timing" => Some(Place::Timing),
-            _ => None,
-        }
-    }
-}
-
 /// The JSON types seen per key, for the keys the mapping can read: catalogue fields and
 /// their aliases, `other`, `timing`, and the timing fields nested in them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

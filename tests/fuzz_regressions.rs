@@ -42,17 +42,23 @@ mod timing_decoder_oracle;
 /// checked the decoder alone): an `Err` is fine.
 fn analyze_jsonl(data: &[u8]) {
     let rules = RuleSet::gateway().unwrap();
+    let file = jsonl_file(data);
+    let opts = Options {
+        inputs: vec![file.path().to_path_buf()],
+        ..Default::default()
+    };
+    let _ = analyze::run(&rules, &opts);
+}
+
+/// The bytes in a temporary `.jsonl` file.
+fn jsonl_file(data: &[u8]) -> tempfile::NamedTempFile {
     let mut file = tempfile::Builder::new()
         .suffix(".jsonl")
         .tempfile()
         .unwrap();
     file.write_all(data).unwrap();
     file.flush().unwrap();
-    let opts = Options {
-        inputs: vec![file.path().to_path_buf()],
-        ..Default::default()
-    };
-    let _ = analyze::run(&rules, &opts);
+    file
 }
 
 /// The `azure_metrics` target: both metrics parsers, and the windowing of what they read.
@@ -350,12 +356,7 @@ fn timing_decoder_otlp_first_line_not_json_names_its_line() {
 #[test]
 fn timing_decoder_otlp_line_polars_rejects_is_an_error() {
     let data = include_bytes!("../fuzz/regressions/timing_decoder-otlp-line-polars-rejects.jsonl");
-    let mut file = tempfile::Builder::new()
-        .suffix(".jsonl")
-        .tempfile()
-        .unwrap();
-    file.write_all(data).unwrap();
-    file.flush().unwrap();
+    let file = jsonl_file(data);
     let paths = vec![file.path().to_path_buf()];
     let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
         .err()

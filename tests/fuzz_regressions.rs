@@ -347,22 +347,25 @@ fn timing_decoder_otlp_first_line_not_json_names_its_line() {
     ));
 }
 
-/// Found by the fuzzer on 2026-12-04 (`timing_decoder`, mutating an OTLP seed): an OTLP
-/// JSON-lines export whose two lines serde_json reads but polars' reader (simd-json) does
-/// not ("ExpectedObjectContent at character 549"). It is refused whole, as an error naming
-/// the file and the reader, never a panic or a diagnosis. Not fixed yet: the error does not
-/// name the line polars stopped at, which the oracle asks of every whole-file error, so
-/// this input is not replayed through the oracle until it does.
+/// Found by `timing_decoder` (mutating an OTLP seed): an OTLP JSON-lines export whose
+/// second line breaks at its 550th character was refused whole with polars' message alone
+/// ("ExpectedObjectContent at character 549"), naming no line: the error of the failed
+/// collect did not look for the line. It now names line 2 and the column.
 #[test]
-fn timing_decoder_otlp_line_polars_rejects_is_an_error() {
+fn timing_decoder_otlp_line_polars_rejects_names_its_line() {
     let data = include_bytes!("../fuzz/regressions/timing_decoder-otlp-line-polars-rejects.jsonl");
+    timing_decoder_oracle::check(data);
     let file = jsonl_file(data);
     let paths = vec![file.path().to_path_buf()];
     let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
         .err()
         .expect("refused")
         .to_string();
-    assert!(e.contains("cannot read as OTLP JSON spans"), "{e}");
-    assert!(e.contains(&file.path().display().to_string()), "{e}");
-    analyze_jsonl(data);
+    assert!(
+        e.contains(&format!(
+            "{}: cannot read as OTLP JSON spans (JSON lines): line 2, column 550",
+            file.path().display()
+        )),
+        "{e}"
+    );
 }

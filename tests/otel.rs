@@ -107,3 +107,30 @@ fn an_otlp_metrics_export_is_refused_naming_the_span_export() {
         "{e}"
     );
 }
+
+/// serde_json and polars' JSON parser do not accept exactly the same lines: a line that is
+/// JSON, but that polars cannot read with the export's schema (a `status` that is an array
+/// where an object is expected), is named by its line, found by reading the lines one by
+/// one with polars' reader.
+#[test]
+fn a_line_polars_cannot_read_is_named() {
+    let span = |status: &str| {
+        format!(
+            "{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[{{\"traceId\":\"a\",\"spanId\":\"b\",\
+             \"kind\":3,\"startTimeUnixNano\":\"1\",\"endTimeUnixNano\":\"2\",\"attributes\":\
+             [{{\"key\":\"gen_ai.request.model\",\"value\":{{\"stringValue\":\"m\"}}}}],\
+             \"status\":{status}}}]}}]}}]}}\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spans.jsonl");
+    std::fs::write(&path, [span("{}"), "\n".into(), span("[1]")].concat()).unwrap();
+    let e = fails(&["analyze", path.to_str().unwrap()]);
+    assert!(
+        e.contains(&format!(
+            "{}: cannot read as OTLP JSON spans (JSON lines): line 3: expected dtype",
+            path.display()
+        )),
+        "{e}"
+    );
+}

@@ -173,10 +173,8 @@ fn layout(path: &Path) -> Result<Layout> {
 /// Where an export stops being JSON, for the message of a read that failed: the first line
 /// that is not a JSON value when the first line is one (JSON lines), else the position in
 /// the one document. `None` when every line is JSON (the fault is elsewhere).
-fn first_syntax_error(path: &Path) -> Option<(usize, usize, String)> {
+fn first_syntax_error(text: &str) -> Option<(usize, usize, String)> {
     use serde::de::IgnoredAny;
-    let text = std::fs::read_to_string(path).ok()?;
-    let text = text.trim_start_matches('\u{feff}');
     let parses = |l: &str| serde_json::from_str::<IgnoredAny>(l).is_ok();
     let mut lines = text
         .lines()
@@ -193,27 +191,63 @@ fn first_syntax_error(path: &Path) -> Option<(usize, usize, String)> {
     Some((e.line(), e.column(), e.to_string()))
 }
 
-/// The raw frame of export documents (column `resourceSpans`).
-fn documents(path: &Path) -> Result<LazyFrame> {
+/// The first line of a JSON-lines export that polars' reader refuses when read alone
+/// with the export's schema, and why. serde_json and polars' parser (simd-json) do not
+/// accept exactly the same JSON, so a line serde reads may still stop polars; reading
+/// the lines one by one names it. Only called once a read has failed.
+fn first_rejected_line(text: &str) -> Option<(usize, String)> {
     let schema = Arc::new(schema());
-    let fail = |what: &str, e: PolarsError| {
-        let at = first_syntax_error(path)
-            .map(|(line, column, msg)| format!("line {line}, column {column}: {msg}; "))
-            .unwrap_or_default();
-        Error::input(
-            path,
-            format!(
-                "cannot read as OTLP JSON spans ({what}): {at}{}",
-                super::polars_message(&e)
-            ),
-        )
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .find_map(|(i, l)| {
+            JsonReader::new(std::io::Cursor::new(l.as_bytes()))
+                .with_json_format(JsonFormat::JsonLines)
+                .with_schema(schema.clone())
+                .finish()
+                .err()
+                .map(|e| (i + 1, super::polars_message(&e)))
+        })
+}
+
+/// The error of a read that failed, naming where it failed: where the export stops being
+/// JSON (serde's view), else, for JSON lines, the first line polars' reader refuses alone
+/// (with that line's message); else polars' message for the whole file.
+fn read_error(path: &Path, layout: Layout, e: &PolarsError) -> Error {
+    let what = match layout {
+        Layout::Lines => "JSON lines",
+        Layout::Array | Layout::Document => "a JSON document",
     };
-    match layout(path)? {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = text.trim_start_matches('\u{feff}');
+    let (at, why) = match first_syntax_error(text) {
+        Some((line, column, msg)) => (
+            format!("line {line}, column {column}: {msg}; "),
+            super::polars_message(e),
+        ),
+        None => match layout {
+            Layout::Lines => match first_rejected_line(text) {
+                Some((line, msg)) => (format!("line {line}: "), msg),
+                None => (String::new(), super::polars_message(e)),
+            },
+            Layout::Array | Layout::Document => (String::new(), super::polars_message(e)),
+        },
+    };
+    Error::input(
+        path,
+        format!("cannot read as OTLP JSON spans ({what}): {at}{why}"),
+    )
+}
+
+/// The raw frame of export documents (column `resourceSpans`).
+fn documents(path: &Path, layout: Layout) -> Result<LazyFrame> {
+    let schema = Arc::new(schema());
+    match layout {
         Layout::Lines => LazyJsonLineReader::new_with_sources(super::scan_sources(path, None)?)
             .with_schema(Some(schema))
             .finish()
-            .map_err(|e| fail("JSON lines", e)),
-        layout => {
+            .map_err(|e| read_error(path, layout, &e)),
+        Layout::Array | Layout::Document => {
             let mut text =
                 std::fs::read(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
             if text.starts_with("\u{feff}".as_bytes()) {
@@ -229,7 +263,7 @@ fn documents(path: &Path) -> Result<LazyFrame> {
                 .with_schema(schema)
                 .finish()
                 .map(DataFrame::lazy)
-                .map_err(|e| fail("a JSON document", e))
+                .map_err(|e| read_error(path, layout, &e))
         }
     }
 }
@@ -387,7 +421,8 @@ fn mapped() -> Vec<Expr> {
 
 /// Read an export: its GenAI spans as canonical columns, and how many spans were not.
 pub fn read(path: &Path) -> Result<Spans> {
-    let all = spans(documents(path)?).with_column(is_genai().alias("__genai"));
+    let layout = layout(path)?;
+    let all = spans(documents(path, layout)?).with_column(is_genai().alias("__genai"));
     let counts = all
         .clone()
         .select([
@@ -395,15 +430,7 @@ pub fn read(path: &Path) -> Result<Spans> {
             len().cast(DataType::UInt64).alias("spans"),
         ])
         .collect()
-        .map_err(|e| {
-            Error::input(
-                path,
-                format!(
-                    "cannot read as OTLP JSON spans: {}",
-                    super::polars_message(&e)
-                ),
-            )
-        })?;
+        .map_err(|e| read_error(path, layout, &e))?;
     let get = |name: &str| {
         counts
             .column(name)

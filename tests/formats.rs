@@ -187,6 +187,58 @@ fn numbers_as_text_are_read_and_garbage_is_counted() {
     assert_eq!((q.count, q.examples.clone()), (1, vec!["t2".to_string()]));
 }
 
+/// A count written as a whole number is read as it is, not through a float: a value above
+/// 2^53 keeps its last digit, and an integer column is never "unparsed". Where the count is
+/// text or a float, a fraction is still refused (null, and counted).
+#[test]
+fn whole_number_counts_are_read_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let big: i64 = (1 << 53) + 1;
+    let mut df = df!(
+        "request_id" => ["i1", "i2"],
+        "input_tokens" => [big, 7],
+        "total_handler_ms" => [900.0, 800.0],
+    )
+    .unwrap();
+    let parquet = dir.path().join("ints.parquet");
+    ParquetWriter::new(std::fs::File::create(&parquet).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    let jsonl = dir.path().join("ints.jsonl");
+    std::fs::write(
+        &jsonl,
+        format!(
+            "{{\"request_id\":\"i1\",\"input_tokens\":{big},\"total_handler_ms\":900}}\n\
+             {{\"request_id\":\"i2\",\"input_tokens\":7.5,\"total_handler_ms\":800}}\n"
+        ),
+    )
+    .unwrap();
+    let tokens = |a: &tracediag::analyze::Collected| -> Vec<Option<i64>> {
+        a.frame
+            .column("input_tokens")
+            .unwrap()
+            .i64()
+            .unwrap()
+            .iter()
+            .collect()
+    };
+    let unparsed = |a: &tracediag::analyze::Collected| {
+        a.summary
+            .quality
+            .iter()
+            .find(|q| q.check == "unparsed")
+            .map(|q| q.count)
+    };
+    let a = run(&gateway(), &[parquet]);
+    assert_eq!(tokens(&a), vec![Some(big), Some(7)]);
+    assert_eq!(unparsed(&a), Some(0));
+    // JSON lines: one value is a fraction, so the column is read as floats and the
+    // fraction refused; 2^53 + 1 as a float is 2^53.
+    let a = run(&gateway(), &[jsonl]);
+    assert_eq!(tokens(&a), vec![Some(1 << 53), None]);
+    assert_eq!(unparsed(&a), Some(1));
+}
+
 #[test]
 fn failures_stay_in_every_statistic() {
     let a = run(&gateway(), &[fixture("generated/gateway.jsonl")]);

@@ -404,7 +404,10 @@ pub fn select(
         );
         lf = lf.with_columns(
             mapped()
-                .filter(|(name, _, _)| is_number(kinds[name.as_str()]))
+                .filter(|(name, _, dtype)| {
+                    let kind = kinds[name.as_str()];
+                    is_number(kind) && !(is_count(kind) && fits_i64(dtype))
+                })
                 .map(|(name, origin, dtype)| {
                     cell(name, dtype, origin)
                         .cast(DataType::Float64)
@@ -441,7 +444,13 @@ pub fn select(
             } else {
                 source.is_not_null()
             };
-            let unparsed = present.and(value.clone().is_null());
+            let unparsed = if is_count(kind) && fits_i64(dtype) {
+                // Every value reads: the flag is a constant, and no query that asks only
+                // for it reads the column.
+                lit(false)
+            } else {
+                present.and(value.clone().is_null())
+            };
             exprs.push(unparsed.alias(format!("{UNPARSED_PREFIX}{name}").as_str()));
         }
         exprs.push(value.alias(name.as_str()));
@@ -504,6 +513,27 @@ fn parsed(name: &str) -> String {
     format!("__parsed_{name}")
 }
 
+/// Whether every value of a column of this type is an `Int64` as it is: an integer
+/// column is a count or a code without the float round trip (which would also round a
+/// value above 2^53), and none of its values can fail to be read.
+fn fits_i64(dtype: &DataType) -> bool {
+    matches!(
+        dtype,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+    )
+}
+
+/// Whether a field of this kind is a whole number (an `Int64`).
+fn is_count(kind: Kind) -> bool {
+    matches!(kind, Kind::Count | Kind::Code)
+}
+
 /// Whether a field of this kind is read as a number (a float, or a whole number).
 fn is_number(kind: Kind) -> bool {
     matches!(dtype_of(kind), DataType::Float64 | DataType::Int64)
@@ -525,6 +555,7 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType, number: Expr) -> Expr {
                 .then(v)
                 .otherwise(lit(NULL).cast(DataType::Float64))
         }
+        Kind::Count | Kind::Code if fits_i64(dtype) => e.cast(DataType::Int64),
         Kind::Count | Kind::Code => {
             // A count of 1.5 is not a count: null and unparsed, never truncated to 1.
             let v = number;

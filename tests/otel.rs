@@ -133,4 +133,10 @@ fn a_line_polars_cannot_read_is_named() {
         )),
         "{e}"
     );
+    // Far into a long export (lines are looked at a block at a time): the same line named.
+    let mut lines = vec![span("{}"); 3000];
+    lines[2499] = span("[1]");
+    std::fs::write(&path, lines.concat()).unwrap();
+    let e = fails(&["analyze", path.to_str().unwrap()]);
+    assert!(e.contains("(JSON lines): line 2500: expected dtype"), "{e}");
 }

@@ -193,21 +193,32 @@ fn first_syntax_error(text: &str) -> Option<(usize, usize, String)> {
 
 /// The first line of a JSON-lines export that polars' reader refuses when read alone
 /// with the export's schema, and why. serde_json and polars' parser (simd-json) do not
-/// accept exactly the same JSON, so a line serde reads may still stop polars; reading
-/// the lines one by one names it. Only called once a read has failed.
+/// accept exactly the same JSON, so a line serde reads may still stop polars. Only called
+/// once a read has failed: lines are read a block of `LINES_PER_LOOK` at a time, and only
+/// the block that fails line by line, so a long export costs a few thousand reads at most.
 fn first_rejected_line(text: &str) -> Option<(usize, String)> {
+    const LINES_PER_LOOK: usize = 1024;
     let schema = Arc::new(schema());
-    text.lines()
+    let refused = |json: &str| {
+        JsonReader::new(std::io::Cursor::new(json.as_bytes()))
+            .with_json_format(JsonFormat::JsonLines)
+            .with_schema(schema.clone())
+            .finish()
+            .err()
+            .map(|e| super::polars_message(&e))
+    };
+    let lines: Vec<(usize, &str)> = text
+        .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .find_map(|(i, l)| {
-            JsonReader::new(std::io::Cursor::new(l.as_bytes()))
-                .with_json_format(JsonFormat::JsonLines)
-                .with_schema(schema.clone())
-                .finish()
-                .err()
-                .map(|e| (i + 1, super::polars_message(&e)))
-        })
+        .collect();
+    let block = lines.chunks(LINES_PER_LOOK).find(|block| {
+        let joined: Vec<&str> = block.iter().map(|(_, l)| *l).collect();
+        refused(&joined.join("\n")).is_some()
+    })?;
+    block
+        .iter()
+        .find_map(|(i, l)| refused(l).map(|why| (i + 1, why)))
 }
 
 /// The error of a read that failed, naming where it failed: where the export stops being

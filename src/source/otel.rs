@@ -175,6 +175,13 @@ fn layout(path: &Path) -> Result<Layout> {
 /// the one document. `None` when every line is JSON (the fault is elsewhere).
 fn first_syntax_error(text: &str) -> Option<(usize, usize, String)> {
     use serde::de::IgnoredAny;
+    // serde's message without its own " at line L column C": the line it counts is the
+    // line's own (always 1) when a line is parsed alone, and the caller names both.
+    let what = |e: &serde_json::Error| {
+        let m = e.to_string();
+        m.rsplit_once(" at line ")
+            .map_or(m.clone(), |(what, _)| what.to_string())
+    };
     let parses = |l: &str| serde_json::from_str::<IgnoredAny>(l).is_ok();
     let mut lines = text
         .lines()
@@ -184,11 +191,11 @@ fn first_syntax_error(text: &str) -> Option<(usize, usize, String)> {
     if parses(first) {
         return lines.find(|(_, l)| !parses(l)).map(|(i, l)| {
             let e = serde_json::from_str::<IgnoredAny>(l).expect_err("does not parse");
-            (i + 1, e.column(), e.to_string())
+            (i + 1, e.column(), what(&e))
         });
     }
     let e = serde_json::from_str::<IgnoredAny>(text).err()?;
-    Some((e.line(), e.column(), e.to_string()))
+    Some((e.line(), e.column(), what(&e)))
 }
 
 /// The first line of a JSON-lines export that polars' reader refuses when read alone

@@ -202,7 +202,8 @@ fn first_syntax_error(text: &str) -> Option<(usize, usize, String)> {
 /// with the export's schema, and why. serde_json and polars' parser (simd-json) do not
 /// accept exactly the same JSON, so a line serde reads may still stop polars. Only called
 /// once a read has failed: lines are read a block of `LINES_PER_LOOK` at a time, and only
-/// the block that fails line by line, so a long export costs a few thousand reads at most.
+/// the block that fails line by line: one read per block before it, then at most
+/// `LINES_PER_LOOK` reads of one line.
 fn first_rejected_line(text: &str) -> Option<(usize, String)> {
     const LINES_PER_LOOK: usize = 1024;
     let schema = Arc::new(schema());

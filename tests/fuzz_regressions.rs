@@ -375,7 +375,7 @@ fn timing_decoder_otlp_line_polars_rejects_names_its_line() {
 /// read fails as a whole when the frame is collected (polars' JSON decode of `ai_log`), with
 /// an error naming the file but not the line, which the oracle asks of a whole-file error;
 /// so the input is not replayed through the oracle until the Higress reader checks
-/// `ai_log` row by row. What holds today: an error naming the file, never a panic.
+/// `ai_log` row by row. What holds today: an error (the CLI adds the file), never a panic.
 #[test]
 fn timing_decoder_higress_ai_log_not_json_is_an_error() {
     let data = include_bytes!("../fuzz/regressions/timing_decoder-higress-ai-log-not-json.jsonl");

@@ -407,7 +407,7 @@ pub fn select(
             mapped()
                 .filter(|(name, _, dtype)| {
                     let kind = kinds[name.as_str()];
-                    is_number(kind) && !(is_count(kind) && fits_i64(dtype))
+                    is_number(kind) && !count_as_is(kind, dtype)
                 })
                 .map(|(name, origin, dtype)| {
                     cell(name, dtype, origin)
@@ -445,7 +445,7 @@ pub fn select(
             } else {
                 source.is_not_null()
             };
-            let unparsed = if is_count(kind) && fits_i64(dtype) {
+            let unparsed = if count_as_is(kind, dtype) {
                 // Every value reads: the flag is a constant, and no query that asks only
                 // for it reads the column.
                 lit(false)
@@ -518,9 +518,9 @@ fn fits_i64(dtype: &DataType) -> bool {
     )
 }
 
-/// Whether a field of this kind is a whole number (an `Int64`).
-fn is_count(kind: Kind) -> bool {
-    matches!(kind, Kind::Count | Kind::Code)
+/// Whether a count or code is read from its column as it is (an integer column).
+fn count_as_is(kind: Kind, dtype: &DataType) -> bool {
+    matches!(kind, Kind::Count | Kind::Code) && fits_i64(dtype)
 }
 
 /// Whether a field of this kind is read as a number (a float, or a whole number).
@@ -544,7 +544,7 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType, number: Expr) -> Expr {
                 .then(v)
                 .otherwise(lit(NULL).cast(DataType::Float64))
         }
-        Kind::Count | Kind::Code if fits_i64(dtype) => e.cast(DataType::Int64),
+        Kind::Count | Kind::Code if count_as_is(kind, dtype) => e.cast(DataType::Int64),
         Kind::Count | Kind::Code => {
             // A count of 1.5 is not a count: null and unparsed, never truncated to 1.
             let v = number;

@@ -370,22 +370,24 @@ fn timing_decoder_otlp_line_polars_rejects_names_its_line() {
     );
 }
 
-/// Found by `timing_decoder` on 2026-12-04 (mutating a Higress seed): a Higress access log
-/// whose `ai_log` string holds JSON broken at its 62nd character (`"69"?"llm_first…`). The
-/// read fails as a whole when the frame is collected (polars' JSON decode of `ai_log`), with
-/// an error naming the file but not the line, which the oracle asks of a whole-file error;
-/// so the input is not replayed through the oracle until the Higress reader checks
-/// `ai_log` row by row. What holds today: an error (the CLI adds the file), never a panic.
+/// Found by `timing_decoder` on 2026-12-04 (mutating a Higress seed): a Higress access log,
+/// one JSON document, whose `ai_log` string holds JSON broken at its 62nd character
+/// (`"69"?"llm_first…`). polars' JSON decode of `ai_log` failed as the frame was collected,
+/// naming no line. The document is now checked first, as a JSON array is: an error at the
+/// entry's line and column, naming `ai_log`.
 #[test]
-fn timing_decoder_higress_ai_log_not_json_is_an_error() {
+fn timing_decoder_higress_ai_log_not_json() {
     let data = include_bytes!("../fuzz/regressions/timing_decoder-higress-ai-log-not-json.jsonl");
+    timing_decoder_oracle::check(data);
     let file = jsonl_file(data);
     let paths = vec![file.path().to_path_buf()];
-    let e = match tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
-    {
-        Err(e) => e.to_string(),
-        Ok((lf, _)) => lf.collect().expect_err("refused").to_string(),
-    };
-    assert!(e.contains("ExpectedObjectContent at character 61"), "{e}");
+    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("line 3, column 1: field `ai_log`: `ai_log` is a string but not a JSON object: expected `,` or `}` at character 61"),
+        "{e}"
+    );
     analyze_jsonl(data);
 }

@@ -197,3 +197,94 @@ fn atoapi_aggregates_stay_refused_with_what_to_pass() {
         assert!(e.contains("`recent_requests` of its `GET /admin/metrics`"), "{e}");
     }
 }
+
+/// A Higress entry whose `ai_log` cannot be read costs its row, not the file, as any bad
+/// row does, per `--on-bad-row`: kept with its figures null and counted unreadable, left
+/// out, or the error naming its line and field. A value of another shape in a readable
+/// `ai_log` is unparsed (and with `skip` left out, named by its line). A JSON document is read whole: its bad `ai_log` is an error with
+/// a line and column.
+#[test]
+fn a_higress_ai_log_that_cannot_be_read_costs_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("access.jsonl");
+    std::fs::write(
+        &lines,
+        concat!(
+            r#"{"ai_log":"{\"model\":\"q\",\"llm_service_duration\":\"1955\"}","authority":"a"}"#,
+            "\n",
+            r#"{"ai_log":"{\"model\":\"q\",\"llm_service_duration\":\"19\"?}"}"#,
+            "\n",
+            r#"{"ai_log":{"model":"q","llm_service_duration":{"ms":25},"llm_first_token_duration":7}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let path = lines.to_str().unwrap();
+    let json = |policy: &str| -> serde_json::Value {
+        let out = cli(&["analyze", path, "--on-bad-row", policy, "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{policy}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("line 2 (field `ai_log`)"),
+            "{}",
+            stderr(&out)
+        );
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let count = |d: &serde_json::Value, check: &str| {
+        d["quality"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["check"] == check)
+            .map(|q| q["count"].clone())
+            .unwrap()
+    };
+    let n = |d: &serde_json::Value, metric: &str| {
+        d["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == metric)
+            .map(|m| m["n"].clone())
+            .unwrap()
+    };
+    let kept = json("keep");
+    assert_eq!(kept["rows"], 3);
+    assert_eq!(count(&kept, "unreadable"), 1);
+    assert_eq!(count(&kept, "unparsed"), 1);
+    assert_eq!(n(&kept, "time_to_upstream_done_ms"), 1);
+    assert_eq!(n(&kept, "time_to_first_event_ms"), 1);
+    // Left out with `skip`: line 2, and line 3 for its duration that is not a number,
+    // named by its line in the file (not by its row among those read).
+    let skipped = json("skip");
+    assert_eq!(skipped["rows"], 1);
+    assert_eq!(skipped["bad_rows"]["skipped"], 2);
+    assert!(skipped["bad_rows"]["examples"][1]
+        .as_str()
+        .unwrap()
+        .ends_with("line 3, column `upstream_done_ms`: not a value of its type"));
+    let out = cli(&["analyze", path, "--on-bad-row", "error"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "access.jsonl: line 2 (field `ai_log`): `ai_log` is a string but not a JSON object"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty());
+
+    let document = dir.path().join("entry.json");
+    std::fs::write(
+        &document,
+        "{\n  \"ai_log\": \"{\\\"model\\\":\\\"q\\\",\\\"llm_service_duration\\\":[}\"\n}\n",
+    )
+    .unwrap();
+    let out = cli(&["analyze", document.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("entry.json: line 3, column 1: field `ai_log`: `ai_log` is a string but not a JSON object"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
-use super::{Input, InputFormat};
+use super::Input;
 
 /// The line each row of one text file begins on. Only the rows where the line number jumps
 /// by more than one are stored, so a file without blank lines or a header holds nothing.
@@ -71,13 +71,7 @@ impl Locations {
     pub fn of(inputs: &[Input]) -> Locations {
         let files = inputs
             .iter()
-            .map(|i| {
-                let lines = match i.format {
-                    InputFormat::Csv | InputFormat::JsonLines => Some(i.lines.clone()),
-                    _ => None,
-                };
-                (i.path.display().to_string(), lines)
-            })
+            .map(|i| (i.path.display().to_string(), i.lines.clone()))
             .collect();
         Locations { files }
     }

@@ -136,8 +136,9 @@ pub struct Input {
     pub mapping: Mapping,
     /// Rows that could not be read whole (skipped or kept per the policy).
     pub bad_rows: Vec<BadRow>,
-    /// The line each row begins on (CSV and JSON lines; empty for other formats).
-    pub lines: LineMap,
+    /// The line each row begins on, for a file whose rows are its lines (CSV, JSON lines);
+    /// `None` for other forms.
+    pub lines: Option<LineMap>,
     /// The temporary file of rows polars reads instead of the file, when the row check
     /// repaired it (bad rows, blank CSV lines, a BOM, an unread field beyond 64 bits): kept
     /// alive while the input is, and read again when an error quotes a row's value.
@@ -161,11 +162,21 @@ pub struct Adapted {
 }
 
 /// The row check of a tool's log, by the file's physical form: JSON lines and CSV are
-/// checked row by row as any log is; an array or a document is parsed whole when read.
-fn check_adapted(path: &Path, policy: BadRowPolicy) -> Result<rowcheck::Checked> {
+/// checked row by row as any log is; an array or a document is parsed whole when read
+/// (a Higress one checked first as a JSON array is: its `ai_log` strings are decoded).
+fn check_adapted(
+    path: &Path,
+    format: InputFormat,
+    policy: BadRowPolicy,
+) -> Result<rowcheck::Checked> {
     match sniff::physical(path)? {
         Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy),
         Content::Log(InputFormat::Csv) => rowcheck::check_csv(path, csv::separator(path), policy),
+        Content::Log(InputFormat::JsonArray) | Content::JsonObject
+            if format == InputFormat::Higress =>
+        {
+            rowcheck::check_json_document(path).map(|()| rowcheck::Checked::default())
+        }
         _ => Ok(rowcheck::Checked::default()),
     }
 }
@@ -532,7 +543,7 @@ fn load_one(
             }
         }
         InputFormat::NewApi | InputFormat::Higress | InputFormat::LiteLlm => {
-            check_adapted(path, policy)?
+            check_adapted(path, format, policy)?
         }
         _ => rowcheck::Checked::default(),
     };
@@ -726,12 +737,23 @@ fn load_one(
             })
         }
     };
-    let line = match format {
+    // A row is named by its line where the file's rows are its lines: a log read as CSV or
+    // JSON lines, a tool's own included.
+    let lines = match format {
         InputFormat::Csv
         | InputFormat::JsonLines
         | InputFormat::Aiperf
-        | InputFormat::AiperfCsv => checked.lines.expr(col(ROW_COL)),
-        _ => lit(NULL).cast(DataType::Int64),
+        | InputFormat::AiperfCsv => Some(checked.lines),
+        InputFormat::NewApi | InputFormat::Higress | InputFormat::LiteLlm => matches!(
+            sniff::physical(path)?,
+            Content::Log(InputFormat::Csv | InputFormat::JsonLines)
+        )
+        .then_some(checked.lines),
+        _ => None,
+    };
+    let line = match &lines {
+        Some(lines) => lines.expr(col(ROW_COL)),
+        None => lit(NULL).cast(DataType::Int64),
     };
     // Partition keys as text labels (null where this file's path has no such folder).
     let values = partition_values(&opened.name);
@@ -772,7 +794,7 @@ fn load_one(
             format,
             mapping,
             bad_rows: checked.bad,
-            lines: checked.lines,
+            lines,
             repaired,
             typed,
             types: checked.types,

@@ -16,6 +16,42 @@ use crate::error::{Error, Result};
 /// values the mapping may read, for the schema polars reads with, and the number of
 /// elements.
 pub fn check_json_array(path: &Path) -> Result<(Types, usize)> {
+    let mut types = Types::default();
+    let mut elements = 0;
+    check_whole(path, "a JSON array", |text, de| {
+        de.deserialize_seq(ArrayCheck {
+            raw: text,
+            types: &mut types,
+            elements: &mut elements,
+        })
+    })?;
+    Ok((types, elements))
+}
+
+/// A tool's log read as one JSON document (a Higress access-log entry or an array of
+/// them): checked as `check_json_array` checks an array, one object standing for itself.
+pub fn check_json_document(path: &Path) -> Result<()> {
+    let mut types = Types::default();
+    let mut elements = 0;
+    check_whole(path, "a JSON document", |text, de| {
+        de.deserialize_any(DocumentCheck(ArrayCheck {
+            raw: text,
+            types: &mut types,
+            elements: &mut elements,
+        }))
+    })
+}
+
+/// The file as UTF-8 text (a byte-order mark dropped) through `check`, then to its end; a
+/// fault is an error at serde_json's line and column, saying that `what` is read whole.
+fn check_whole(
+    path: &Path,
+    what: &str,
+    check: impl FnOnce(
+        &str,
+        &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    ) -> serde_json::Result<()>,
+) -> Result<()> {
     let bytes = read_all(path)?;
     let bytes = bytes.strip_prefix(BOM).unwrap_or(&bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
@@ -27,27 +63,44 @@ pub fn check_json_array(path: &Path) -> Result<(Types, usize)> {
             ),
         )
     })?;
-    let mut types = Types::default();
-    let mut elements = 0;
     let mut de = serde_json::Deserializer::from_str(text);
-    de.deserialize_seq(ArrayCheck {
-        raw: text,
-        types: &mut types,
-        elements: &mut elements,
+    check(text, &mut de).and_then(|()| de.end()).map_err(|e| {
+        Error::input(
+            path,
+            format!(
+                "line {}, column {}: {} ({what} is read whole; JSON lines can skip a bad row)",
+                e.line(),
+                e.column(),
+                json_message(&e)
+            ),
+        )
     })
-    .and_then(|()| de.end())
-    .map(|()| (types, elements))
-        .map_err(|e| {
-            Error::input(
-                path,
-                format!(
-                    "line {}, column {}: {} (a JSON array is read whole; JSON lines can skip a bad row)",
-                    e.line(),
-                    e.column(),
-                    json_message(&e)
-                ),
-            )
-        })
+}
+
+/// One object, or an array of them.
+struct DocumentCheck<'a>(ArrayCheck<'a>);
+
+impl<'de> Visitor<'de> for DocumentCheck<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object or an array of objects")
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> std::result::Result<(), A::Error> {
+        self.0.visit_seq(seq)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> std::result::Result<(), A::Error> {
+        ObjectCheck {
+            path: vec![],
+            raw: self.0.raw,
+            fail_fast: true,
+            faults: &mut vec![],
+            types: Some(self.0.types),
+        }
+        .visit_map(map)
+    }
 }
 
 /// The elements of a JSON array, each an object checked like a JSON line; a fault becomes

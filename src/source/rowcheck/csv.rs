@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::json_row::{check_other_string, field_roles};
+use super::json_row::{check_json_string, field_roles};
 use super::{fill, first_error, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BLOCK, BOM};
 use crate::error::{Error, Result};
 
@@ -123,7 +123,7 @@ fn check_in_blocks(
                     }
                     let v = String::from_utf8_lossy(record.get(k).unwrap_or(b"")).into_owned();
                     let broken_other = header[k].eq_ignore_ascii_case("other")
-                        && check_other_string(&v, None).is_some();
+                        && check_json_string("other", &v, None).is_some();
                     if broken_other {
                         String::new()
                     } else {
@@ -349,7 +349,7 @@ fn check_fields(record: &csv::ByteRecord, header: &[String], line: u64) -> Optio
     for (k, field) in record.iter().enumerate() {
         let text = std::str::from_utf8(field);
         if let (Ok(t), true) = (text, header[k].eq_ignore_ascii_case("other")) {
-            if let Some(f) = check_other_string(t, None) {
+            if let Some(f) = check_json_string("other", t, None) {
                 return Some(BadRow {
                     line,
                     column: Some(k as u64 + 1),

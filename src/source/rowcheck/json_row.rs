@@ -1,5 +1,5 @@
 //! What one JSON row may hold: the serde visitors shared by JSON lines and JSON arrays
-//! (objects with unique keys, `other`/`timing` objects, catalogue fields of a usable
+//! (objects with unique keys, `other`/`timing`/`ai_log` objects, catalogue fields of a usable
 //! JSON type, no integer beyond 64 bits, no nesting beyond 128 levels), the repair of a
 //! faulty row, and the names of the catalogue fields (also used by the CSV header check).
 //! The same pass notes the JSON type of every value the mapping can read (`Types`), so
@@ -87,10 +87,10 @@ fn repair(obj: &mut serde_json::Map<String, serde_json::Value>, fault: &Fault) {
     }
 }
 
-/// `other` given as a string (new-api stores it so): it must hold a JSON object with
-/// unique keys, or the timing fields in it cannot be read. The types of the timing fields
-/// in it go to `types`.
-pub(super) fn check_other_string(s: &str, types: Option<&mut Types>) -> Option<Fault> {
+/// An object given as a JSON string (new-api stores `other` so, Higress's plugin `ai_log`):
+/// it must hold a JSON object with unique keys, or the fields in it cannot be read. The
+/// types of the timing fields in `other` go to `types`.
+pub(super) fn check_json_string(key: &str, s: &str, types: Option<&mut Types>) -> Option<Fault> {
     if s.trim().is_empty() {
         return None;
     }
@@ -98,19 +98,19 @@ pub(super) fn check_other_string(s: &str, types: Option<&mut Types>) -> Option<F
     let mut de = serde_json::Deserializer::from_str(s);
     let parsed = de
         .deserialize_any(ObjectCheck {
-            path: vec!["other".into()],
+            path: vec![key.into()],
             raw: s,
             fail_fast: false,
             faults: &mut inner,
             types,
         })
         .and_then(|()| de.end());
-    let other = vec!["other".to_string()];
+    let path = vec![key.to_string()];
     match parsed {
         Err(e) => Some(Fault {
-            path: other,
+            path,
             message: format!(
-                "`other` is a string but not a JSON object: {} at character {}",
+                "`{key}` is a string but not a JSON object: {} at character {}",
                 json_message(&e),
                 e.column()
             ),
@@ -119,8 +119,8 @@ pub(super) fn check_other_string(s: &str, types: Option<&mut Types>) -> Option<F
         }),
         // Anything wrong inside the string costs the whole of it (it is decoded whole).
         Ok(()) => inner.into_iter().next().map(|f| Fault {
-            path: other,
-            message: format!("in the JSON string `other`: {}", f.message),
+            path,
+            message: format!("in the JSON string `{key}`: {}", f.message),
             kind: BadKind::Unreadable,
             found: "",
         }),
@@ -130,7 +130,8 @@ pub(super) fn check_other_string(s: &str, types: Option<&mut Types>) -> Option<F
 /// What a row's value must be, by the key it is under.
 #[derive(Clone, Copy)]
 pub(super) enum Role {
-    /// `other` (an object, a JSON string of one, or null) or `timing` (an object or null).
+    /// `other` or `ai_log` (an object, a JSON string of one, or null) or `timing` (an
+    /// object or null).
     Nested { string_allowed: bool },
     /// A catalogue field: a scalar; a number or text unless the field is a label or flag.
     Field(crate::catalogue::Kind),
@@ -212,7 +213,7 @@ impl Here {
 /// The role of `key` in an object that sits `here`.
 pub(super) fn role(here: Here, key: &str) -> Role {
     match (here, key) {
-        (Here::Row, "other") => Role::Nested {
+        (Here::Row, "other" | "ai_log") => Role::Nested {
             string_allowed: true,
         },
         (Here::Row | Here::Other, "timing") => Role::Nested {
@@ -236,8 +237,8 @@ pub(super) fn role(here: Here, key: &str) -> Role {
 }
 
 /// Visits a row: it must be an object; keys must be unique in it and in the objects the
-/// timing fields are read from (`other`, `other.timing`, `timing`); those must be objects
-/// (`other` may be a JSON string of one); catalogue fields must be scalars of a usable
+/// timing fields are read from (`other`, `other.timing`, `timing`, Higress's `ai_log`);
+/// those must be objects (`other` and `ai_log` may be a JSON string of one); catalogue fields must be scalars of a usable
 /// kind. Any of these in one row only would otherwise make polars fail the whole file (it
 /// reads one type per column) or lose every row's timings. The rest is skipped unkept.
 pub(super) struct ObjectCheck<'f> {
@@ -419,8 +420,8 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
     }
 }
 
-/// The value of `other` or `timing`: an object (checked in turn), a string holding one
-/// (`other` only), or null, as the JSON type bits to note for it; anything else is an error
+/// The value of `other`, `ai_log` or `timing`: an object (checked in turn), a string
+/// holding one (not `timing`), or null, as the JSON type bits to note for it; anything else is an error
 /// saying what was found.
 struct NestedCheck<'f> {
     path: Vec<String>,
@@ -463,7 +464,8 @@ impl<'de> Visitor<'de> for NestedCheck<'_> {
         if !self.string_allowed {
             return Ok(Err("a string"));
         }
-        match check_other_string(s, self.types) {
+        let key = self.path.last().map_or("", String::as_str);
+        match check_json_string(key, s, self.types) {
             Some(f) => {
                 self.faults.push(f);
                 Ok(Ok(0))

@@ -40,7 +40,7 @@ use super::spool::Spooled;
 use super::LineMap;
 use crate::error::{Error, Result};
 
-pub use array::check_json_array;
+pub use array::{check_json_array, check_json_document};
 pub use csv::check_csv;
 pub use jsonl::check_json_lines;
 pub use types::Types;

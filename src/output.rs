@@ -158,18 +158,18 @@ pub fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> std::result::Result<(), String>,
 ) -> Result<()> {
-    write_atomic_at(path, |_, file| {
+    write_atomic_at(path, |file| {
         let mut w = BufWriter::new(file);
         fill(&mut w)?;
         w.flush().map_err(|e| e.to_string())
     })
 }
 
-/// `write_atomic` for a writer that opens the file itself: `fill` gets the temporary
-/// file's path (and its open handle, kept so the file is synced and renamed after).
+/// `write_atomic` for a writer that buffers itself: `fill` gets the temporary file's open
+/// handle (kept, so the file is synced and renamed after).
 fn write_atomic_at(
     path: &Path,
-    fill: impl FnOnce(&Path, &File) -> std::result::Result<(), String>,
+    fill: impl FnOnce(&File) -> std::result::Result<(), String>,
 ) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -184,15 +184,21 @@ fn write_atomic_at(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let tmp = builder.tempfile_in(&dir).map_err(|e| {
-        Error::output(
-            path,
-            format!("cannot create a temporary file in {}: {e}", dir.display()),
-        )
-    })?;
-    in_progress(Some(tmp.path().to_path_buf()));
+    // Created and recorded under the lock the signal handler takes, so that an interrupt
+    // between the two cannot leave the file behind unrecorded.
+    let tmp = {
+        let mut current = IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner());
+        let tmp = builder.tempfile_in(&dir).map_err(|e| {
+            Error::output(
+                path,
+                format!("cannot create a temporary file in {}: {e}", dir.display()),
+            )
+        })?;
+        *current = Some(tmp.path().to_path_buf());
+        tmp
+    };
     let fail = |e: String| Error::output(path, e);
-    let written = fill(tmp.path(), tmp.as_file())
+    let written = fill(tmp.as_file())
         .map_err(fail)
         .and_then(|()| tmp.as_file().sync_all().map_err(|e| fail(e.to_string())));
     let result = written.and_then(|()| {
@@ -233,8 +239,13 @@ pub fn sink(plan: &Plan, rules: &RuleSet, path: &Path, format: OutFormat) -> Res
         )
         .collect();
     let lf = plan.lf.clone().select(exprs);
-    write_atomic_at(path, |tmp, _| {
-        let target = PlRefPath::try_from_path(tmp).map_err(|e| source::polars_message(&e))?;
+    write_atomic_at(path, |file| {
+        // The open handle, not the path: polars opening the path itself could create the
+        // file again after an interrupt had removed it, just before the process exits.
+        let handle = file.try_clone().map_err(|e| e.to_string())?;
+        let target = SpecialEq::new(Arc::new(std::sync::Mutex::new(Some(
+            polars::io::utils::file::Writable::Local(handle),
+        ))));
         let file_format = match format {
             OutFormat::Parquet => {
                 FileWriteFormat::Parquet(Arc::new(ParquetWriteOptions::default()))
@@ -251,7 +262,7 @@ pub fn sink(plan: &Plan, rules: &RuleSet, path: &Path, format: OutFormat) -> Res
         };
         lf.sink(
             SinkDestination::File {
-                target: SinkTarget::Path(target),
+                target: SinkTarget::Dyn(target),
             },
             file_format,
             UnifiedSinkArgs::default(),

@@ -31,10 +31,23 @@ pub struct Spooled(TempPath);
 
 impl Drop for Spooled {
     fn drop(&mut self) {
-        if let Ok(mut live) = LIVE.lock() {
-            live.retain(|p| p.as_path() != self.0.as_ref() as &Path);
-        }
+        // Removed here, under the lock the signal handler takes (`TempPath`'s own removal
+        // after it finds nothing): an interrupt in between cannot leave it on disk.
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|p| p.as_path() != self.0.as_ref() as &Path);
+        let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// A temporary file made by `create` and recorded in `LIVE` under its lock, so that an
+/// interrupt between the two cannot leave it on disk unrecorded.
+fn created_live(
+    create: impl FnOnce() -> std::io::Result<tempfile::NamedTempFile>,
+) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = create()?;
+    live.push(tmp.path().to_path_buf());
+    Ok(tmp)
 }
 
 impl Spooled {
@@ -129,18 +142,17 @@ pub fn open(path: &Path) -> Result<Opened> {
 /// magic bytes. `suffix` keeps the extension the readers look at (`.tsv`).
 fn spool(name: &Path, mut source: impl BufRead, suffix: &str) -> Result<Opened> {
     let fail = |what: &str, e: std::io::Error| Error::input(name, format!("{what}: {e}"));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tracediag-input-")
-        .suffix(suffix)
-        .tempfile()
-        .map_err(|e| fail("cannot create a temporary copy", e))?;
+    let mut tmp = created_live(|| {
+        tempfile::Builder::new()
+            .prefix(".tracediag-input-")
+            .suffix(suffix)
+            .tempfile()
+    })
+    .map_err(|e| fail("cannot create a temporary copy", e))?;
     let gzip = source
         .fill_buf()
         .map_err(|e| fail("cannot read", e))?
         .starts_with(&GZIP_MAGIC);
-    if let Ok(mut live) = LIVE.lock() {
-        live.push(tmp.path().to_path_buf());
-    }
     {
         let mut out = std::io::BufWriter::new(tmp.as_file_mut());
         let copied = if gzip {
@@ -172,14 +184,13 @@ fn spool(name: &Path, mut source: impl BufRead, suffix: &str) -> Result<Opened> 
 /// check's repaired rows), removed like a spooled copy; `suffix` keeps the extension the
 /// readers look at. Returns the file open for writing and the handle that keeps it.
 pub fn scratch(name: &Path, suffix: &str) -> Result<(File, Arc<Spooled>)> {
-    let tmp = tempfile::Builder::new()
-        .prefix(".tracediag-rows-")
-        .suffix(suffix)
-        .tempfile()
-        .map_err(|e| Error::input(name, format!("cannot create a temporary copy: {e}")))?;
-    if let Ok(mut live) = LIVE.lock() {
-        live.push(tmp.path().to_path_buf());
-    }
+    let tmp = created_live(|| {
+        tempfile::Builder::new()
+            .prefix(".tracediag-rows-")
+            .suffix(suffix)
+            .tempfile()
+    })
+    .map_err(|e| Error::input(name, format!("cannot create a temporary copy: {e}")))?;
     let (file, path) = tmp.into_parts();
     Ok((file, Arc::new(Spooled(path))))
 }

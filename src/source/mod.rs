@@ -162,8 +162,9 @@ pub struct Adapted {
 }
 
 /// The row check of a tool's log, by the file's physical form: JSON lines and CSV are
-/// checked row by row as any log is; an array or a document is parsed whole when read
-/// (a Higress one checked first as a JSON array is: its `ai_log` strings are decoded).
+/// checked row by row as any log is; an array or a document is parsed whole when read (a
+/// Higress one checked first, as a gateway's JSON array is, so that an `ai_log` that is
+/// not an object is an error at its line and column).
 fn check_adapted(
     path: &Path,
     format: InputFormat,

@@ -145,18 +145,18 @@ fn decode(texts: &StringChunked) -> PolarsResult<StructChunked> {
         .map(|t| t.filter(|t| t.trim_start().starts_with('{')))
         .map(|t| t.and_then(|t| serde_json::from_str::<AiLog>(t).ok()))
         .collect();
-    let column = |i: usize, get: fn(&AiLog) -> &Value| {
+    let column = |i: usize, is_label: bool, get: fn(&AiLog) -> &Value| {
         let values = logs
             .iter()
-            .map(|l| l.as_ref().and_then(|l| get(l).text(i == 0)));
+            .map(|l| l.as_ref().and_then(|l| get(l).text(is_label)));
         StringChunked::from_iter_options(AI_LOG[i].into(), values).into_series()
     };
     let fields = [
-        column(0, |l| &l.model),
-        column(1, |l| &l.input_token),
-        column(2, |l| &l.output_token),
-        column(3, |l| &l.llm_first_token_duration),
-        column(4, |l| &l.llm_service_duration),
+        column(0, true, |l| &l.model),
+        column(1, false, |l| &l.input_token),
+        column(2, false, |l| &l.output_token),
+        column(3, false, |l| &l.llm_first_token_duration),
+        column(4, false, |l| &l.llm_service_duration),
     ];
     StructChunked::from_series(texts.name().clone(), texts.len(), fields.iter())
 }

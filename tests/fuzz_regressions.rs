@@ -347,6 +347,28 @@ fn timing_decoder_otlp_first_line_not_json_names_its_line() {
     ));
 }
 
+/// Found by `timing_decoder` on 2026-12-04 (mutating an OTLP seed): an OTLP export, a JSON
+/// array of documents, with a byte that is not UTF-8 on line 135 was refused whole with
+/// polars' "InvalidUtf8 at character 0": the search for where the read failed read the file
+/// as text, found none, and named no line. It now names the line and the byte.
+#[test]
+fn timing_decoder_otlp_document_not_utf8_names_its_line() {
+    let data = include_bytes!("../fuzz/regressions/timing_decoder-otlp-document-not-utf8.json");
+    timing_decoder_oracle::check(data);
+    let file = jsonl_file(data);
+    let paths = vec![file.path().to_path_buf()];
+    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.ends_with(
+            "cannot read as OTLP JSON spans (a JSON document): line 135: byte 4160 is not UTF-8 (JSON must be UTF-8)"
+        ),
+        "{e}"
+    );
+}
+
 /// Found by `timing_decoder` (mutating an OTLP seed): an OTLP JSON-lines export whose
 /// second line breaks at its 550th character was refused whole with polars' message alone
 /// ("ExpectedObjectContent at character 549"), naming no line: the error of the failed

@@ -229,16 +229,29 @@ fn first_rejected_line(text: &str) -> Option<(usize, String)> {
         .find_map(|(i, l)| refused(l).map(|why| (i + 1, why)))
 }
 
-/// The error of a read that failed, naming where it failed: where the export stops being
-/// JSON (serde's view), else, for JSON lines, the first line polars' reader refuses alone
+/// The error of a read that failed, naming where it failed: the first byte that is not
+/// UTF-8, else where the export stops being JSON (serde's view), else, for JSON lines, the first line polars' reader refuses alone
 /// (with that line's message); else polars' message for the whole file.
 fn read_error(path: &Path, layout: Layout, e: &PolarsError) -> Error {
     let what = match layout {
         Layout::Lines => "JSON lines",
         Layout::Array | Layout::Document => "a JSON document",
     };
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let text = text.trim_start_matches('\u{feff}');
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text.trim_start_matches('\u{feff}'),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+            return Error::input(
+                path,
+                format!(
+                    "cannot read as OTLP JSON spans ({what}): line {line}: byte {} is not UTF-8 (JSON must be UTF-8)",
+                    at + 1
+                ),
+            );
+        }
+    };
     let (at, why) = match first_syntax_error(text) {
         Some((line, column, msg)) => (
             format!("line {line}, column {column}: {msg}; "),

@@ -61,6 +61,17 @@ fn jsonl_file(data: &[u8]) -> tempfile::NamedTempFile {
     file
 }
 
+/// The error `source::load` refuses `data` (as a `.jsonl` file) with, and the file it names.
+fn refused(data: &[u8]) -> (tempfile::NamedTempFile, String) {
+    let file = jsonl_file(data);
+    let paths = vec![file.path().to_path_buf()];
+    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
+        .err()
+        .expect("refused")
+        .to_string();
+    (file, e)
+}
+
 /// The `azure_metrics` target: both metrics parsers, and the windowing of what they read.
 fn azure_metrics(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -355,12 +366,7 @@ fn timing_decoder_otlp_first_line_not_json_names_its_line() {
 fn timing_decoder_otlp_document_not_utf8_names_its_line() {
     let data = include_bytes!("../fuzz/regressions/timing_decoder-otlp-document-not-utf8.json");
     timing_decoder_oracle::check(data);
-    let file = jsonl_file(data);
-    let paths = vec![file.path().to_path_buf()];
-    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
-        .err()
-        .expect("refused")
-        .to_string();
+    let (_, e) = refused(data);
     assert!(
         e.ends_with(
             "cannot read as OTLP JSON spans (a JSON document): line 135: byte 4160 is not UTF-8 (JSON must be UTF-8)"
@@ -377,12 +383,7 @@ fn timing_decoder_otlp_document_not_utf8_names_its_line() {
 fn timing_decoder_otlp_line_polars_rejects_names_its_line() {
     let data = include_bytes!("../fuzz/regressions/timing_decoder-otlp-line-polars-rejects.jsonl");
     timing_decoder_oracle::check(data);
-    let file = jsonl_file(data);
-    let paths = vec![file.path().to_path_buf()];
-    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
-        .err()
-        .expect("refused")
-        .to_string();
+    let (file, e) = refused(data);
     assert!(
         e.contains(&format!(
             "{}: cannot read as OTLP JSON spans (JSON lines): line 2, column 550",
@@ -401,12 +402,7 @@ fn timing_decoder_otlp_line_polars_rejects_names_its_line() {
 fn timing_decoder_higress_ai_log_not_json() {
     let data = include_bytes!("../fuzz/regressions/timing_decoder-higress-ai-log-not-json.jsonl");
     timing_decoder_oracle::check(data);
-    let file = jsonl_file(data);
-    let paths = vec![file.path().to_path_buf()];
-    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
-        .err()
-        .expect("refused")
-        .to_string();
+    let (_, e) = refused(data);
     assert!(
         e.contains("line 3, column 1: field `ai_log`: `ai_log` is a string but not a JSON object: expected `,` or `}` at character 61"),
         "{e}"

@@ -230,8 +230,9 @@ fn first_rejected_line(text: &str) -> Option<(usize, String)> {
 }
 
 /// The error of a read that failed, naming where it failed: the first byte that is not
-/// UTF-8, else where the export stops being JSON (serde's view), else, for JSON lines, the first line polars' reader refuses alone
-/// (with that line's message); else polars' message for the whole file.
+/// UTF-8, else where the export stops being JSON (serde's view), else, for JSON lines, the
+/// first line polars' reader refuses alone (with that line's message); else polars' message
+/// for the whole file.
 fn read_error(path: &Path, layout: Layout, e: &PolarsError) -> Error {
     let what = match layout {
         Layout::Lines => "JSON lines",

@@ -168,9 +168,10 @@ pub struct Adapted {
 fn check_adapted(
     path: &Path,
     format: InputFormat,
+    physical: Content,
     policy: BadRowPolicy,
 ) -> Result<rowcheck::Checked> {
-    match sniff::physical(path)? {
+    match physical {
         Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy),
         Content::Log(InputFormat::Csv) => rowcheck::check_csv(path, csv::separator(path), policy),
         Content::Log(InputFormat::JsonArray) | Content::JsonObject
@@ -530,6 +531,14 @@ fn load_one(
         c => Some(recognise::json_keys(&opened.read, c)),
     };
     let mut elements = 0;
+    // A tool's log in the form it is written in (JSON lines, CSV, an array, one document),
+    // which says how it is checked and whether its rows are its lines.
+    let physical = match format {
+        InputFormat::NewApi | InputFormat::Higress | InputFormat::LiteLlm => {
+            Some(sniff::physical(path)?)
+        }
+        _ => None,
+    };
     let checked = match format {
         InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
         InputFormat::JsonLines | InputFormat::Aiperf => rowcheck::check_json_lines(path, policy)?,
@@ -543,10 +552,10 @@ fn load_one(
                 ..Default::default()
             }
         }
-        InputFormat::NewApi | InputFormat::Higress | InputFormat::LiteLlm => {
-            check_adapted(path, format, policy)?
-        }
-        _ => rowcheck::Checked::default(),
+        _ => match physical {
+            Some(physical) => check_adapted(path, format, physical, policy)?,
+            None => rowcheck::Checked::default(),
+        },
     };
     // Rows with nothing left to read: unreadable ones, and with `skip` those left out for
     // a wrong-typed value.
@@ -746,8 +755,8 @@ fn load_one(
         | InputFormat::Aiperf
         | InputFormat::AiperfCsv => Some(checked.lines),
         InputFormat::NewApi | InputFormat::Higress | InputFormat::LiteLlm => matches!(
-            sniff::physical(path)?,
-            Content::Log(InputFormat::Csv | InputFormat::JsonLines)
+            physical,
+            Some(Content::Log(InputFormat::Csv | InputFormat::JsonLines))
         )
         .then_some(checked.lines),
         _ => None,

@@ -166,6 +166,16 @@ pub fn keys_as_text(keys: &[String]) -> Vec<Expr> {
         .collect()
 }
 
+/// `c` at `height` rows: as it is, or its one value repeated (a literal's column in a
+/// function of several columns may come as one value).
+pub fn at_height(c: &Column, height: usize) -> Column {
+    if c.len() == height {
+        c.clone()
+    } else {
+        c.new_from_index(0, height)
+    }
+}
+
 /// Run one query on polars' streaming engine.
 pub fn collect(lf: LazyFrame) -> PolarsResult<DataFrame> {
     Ok(collect_all(vec![lf])?.pop().expect("one query, one frame"))

@@ -28,9 +28,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use polars::chunked_array::ops::arity::{unary_elementwise, unary_elementwise_values};
 use polars::prelude::*;
 
-use super::{collect_all, key_columns, keys_as_text, Key, QUANTILES};
+use super::{at_height, collect_all, key_columns, keys_as_text, Key, QUANTILES};
 use crate::ruleset::compile::CLASS_INDEX;
 use crate::summary::{round3, Pct};
 
@@ -59,22 +60,75 @@ pub(super) const FINE_SHIFT: u32 = 34;
 pub(super) const REFINE_ABOVE: u64 = 1 << 20;
 
 pub(super) fn bucket_of(x: f64, shift: u32) -> i64 {
-    order_key(x).div_euclid(1 << shift)
+    // An arithmetic shift: the floor of the division by 2^shift.
+    order_key(x) >> shift
 }
 
-/// The value as both passes see it: a float, with −0 made 0 (so a value has one bucket).
-pub(super) fn value_expr(name: &str) -> Expr {
-    let v = col(name).cast(DataType::Float64);
-    when(v.clone().eq(lit(0.0))).then(lit(0.0)).otherwise(v)
+/// The value as both passes see it: −0 made 0 (so a value has one bucket). IEEE addition
+/// gives −0 + 0 = 0 and leaves every other value as it is.
+fn value_of(x: f64) -> f64 {
+    x + 0.0
 }
 
-/// `bucket_of` as a polars expression (null for a null value).
+/// The bucket of `name`'s value (`value_of`, `bucket_of`), null for a null value.
+///
+/// Computed by one function over the values, not as polars expressions: those (an
+/// equality and a choice for −0, a comparison, a subtraction and a choice for the order,
+/// a division) built five columns per value and pass, for every request.
 pub(super) fn bucket_expr(name: &str, shift: u32) -> Expr {
-    let b = value_expr(name).reinterpret(None, Some(DataType::Int64));
-    let key = when(b.clone().lt(lit(0i64)))
-        .then(lit(-1i64) - (b.clone() - lit(i64::MIN)))
-        .otherwise(b);
-    key.floor_div(lit(1i64 << shift))
+    col(name).cast(DataType::Float64).map(
+        move |c: Column| {
+            let buckets: Int64Chunked =
+                unary_elementwise_values(c.f64()?, |x: f64| bucket_of(value_of(x), shift));
+            Ok(buckets.into_column())
+        },
+        |_, f| Ok(Field::new(f.name().clone(), DataType::Int64)),
+    )
+}
+
+/// What a pass after the histogram keeps of a value whose bucket holds a needed rank:
+/// the value itself (the values' pass), or its bucket at finer bits (a refining pass).
+#[derive(Clone, Copy)]
+pub(super) enum Keep {
+    Value,
+    Bucket(u32),
+}
+
+impl Keep {
+    fn field(self) -> (DataType, &'static str) {
+        match self {
+            Keep::Value => (DataType::Float64, VALUE_COL),
+            Keep::Bucket(_) => (DataType::Int64, BUCKET_COL),
+        }
+    }
+}
+
+/// `keep` of `name`'s value where its bucket (at `shift` bits) is one of `needed`, else
+/// null: one function over the values, as `bucket_expr`.
+fn kept(name: &str, shift: u32, needed: &BTreeSet<i64>, keep: Keep) -> Expr {
+    // In order, for a binary search: a few dozen buckets.
+    let needed: Vec<i64> = needed.iter().copied().collect();
+    let (dtype, _) = keep.field();
+    col(name).cast(DataType::Float64).map(
+        move |c: Column| {
+            let ca = c.f64()?;
+            let inside = |x: &f64| needed.binary_search(&bucket_of(*x, shift)).is_ok();
+            Ok(match keep {
+                Keep::Value => {
+                    let values: Float64Chunked =
+                        unary_elementwise(ca, |v: Option<f64>| v.map(value_of).filter(inside));
+                    values.into_column()
+                }
+                Keep::Bucket(fine) => {
+                    let buckets: Int64Chunked = unary_elementwise(ca, |v: Option<f64>| {
+                        v.map(value_of).filter(inside).map(|x| bucket_of(x, fine))
+                    });
+                    buckets.into_column()
+                }
+            })
+        },
+        move |_, f| Ok(Field::new(f.name().clone(), dtype.clone())),
+    )
 }
 
 fn key_exprs(keys: &[String]) -> Vec<Expr> {
@@ -187,10 +241,9 @@ pub fn histogram_queries(
     Ok(values
         .iter()
         .map(|v| {
-            let bucket = bucket_expr(v, BUCKET_SHIFT);
             let mut by = key_exprs(&others);
             let Some((key, text)) = &packed else {
-                by.push(bucket.alias(BUCKET_COL));
+                by.push(bucket_expr(v, BUCKET_SHIFT).alias(BUCKET_COL));
                 return lf
                     .clone()
                     .group_by(by)
@@ -198,7 +251,7 @@ pub fn histogram_queries(
                     .with_columns(keys_as_text(fine));
             };
             let index = col(if *text { CODE_COL } else { key.as_str() });
-            by.push(pack(index, bucket).alias(PACKED_COL));
+            by.push(packed_bucket(index, v).alias(PACKED_COL));
             let (index, bucket) = unpack(col(PACKED_COL));
             let index = if *text { codes.decode(index) } else { index };
             let mut out = key_exprs(&others);
@@ -278,10 +331,28 @@ const PACKED_COL: &str = "__key_bucket";
 /// A text key's code (`TextCodes`), before it is packed.
 const CODE_COL: &str = "__key_code";
 
-/// A key (a `u32`) and a bucket as one integer, never null.
-fn pack(key: Expr, bucket: Expr) -> Expr {
-    (key.cast(DataType::Int64) + lit(1i64)).fill_null(lit(0i64)) * lit(1i64 << PACK_BITS)
-        + (bucket + lit(PACK_OFFSET)).fill_null(lit(0i64))
+/// A key and a bucket as one integer, never null.
+fn pack(key: Option<u32>, bucket: Option<i64>) -> i64 {
+    (key.map_or(0, |k| i64::from(k) + 1) << PACK_BITS) + bucket.map_or(0, |b| b + PACK_OFFSET)
+}
+
+/// `pack` of a key (a `u32`) and the bucket of `name`'s value (`bucket_expr`), in one
+/// function over a morsel: as expressions, the packing built six more columns per value.
+fn packed_bucket(key: Expr, name: &str) -> Expr {
+    key.cast(DataType::UInt32).map_many(
+        |cols: &mut [Column]| {
+            let height = cols[0].len().max(cols[1].len());
+            let (keys, values) = (at_height(&cols[0], height), at_height(&cols[1], height));
+            let (keys, values) = (keys.u32()?, values.f64()?);
+            let packed = keys
+                .iter()
+                .zip(values.iter())
+                .map(|(k, v)| pack(k, v.map(|x| bucket_of(value_of(x), BUCKET_SHIFT))));
+            Ok(Int64Chunked::from_iter_values(PACKED_COL.into(), packed).into_column())
+        },
+        &[col(name).cast(DataType::Float64)],
+        |_, _| Ok(Field::new(PACKED_COL.into(), DataType::Int64)),
+    )
 }
 
 /// `pack`'s key (a `u32`) and bucket.
@@ -431,29 +502,20 @@ impl Ranks {
     pub fn queries(&self, lf: &LazyFrame) -> Vec<LazyFrame> {
         (0..self.values.len())
             .filter(|&vi| !self.needed[vi].is_empty())
-            .map(|vi| {
-                let what = value_expr(&self.values[vi]);
-                self.in_needed(lf, vi, what, DataType::Float64, VALUE_COL)
-            })
+            .map(|vi| self.in_needed(lf, vi, Keep::Value))
             .collect()
     }
 
-    /// Rows per (fine key, `what`) among the rows of value `vi` in its needed buckets.
-    fn in_needed(
-        &self,
-        lf: &LazyFrame,
-        vi: usize,
-        what: Expr,
-        dtype: DataType,
-        name: &str,
-    ) -> LazyFrame {
+    /// Rows per (fine key, `keep` of the value) among the rows of value `vi` in its
+    /// needed buckets.
+    fn in_needed(&self, lf: &LazyFrame, vi: usize, keep: Keep) -> LazyFrame {
         in_buckets(
             lf,
             &self.fine,
             &self.values[vi],
             self.shift[vi],
             &self.needed[vi],
-            (what, dtype, name),
+            keep,
         )
     }
 
@@ -473,10 +535,7 @@ impl Ranks {
     pub fn refine_queries(&self, lf: &LazyFrame) -> Vec<LazyFrame> {
         self.to_refine()
             .into_iter()
-            .map(|vi| {
-                let what = bucket_expr(&self.values[vi], FINE_SHIFT);
-                self.in_needed(lf, vi, what, DataType::Int64, BUCKET_COL)
-            })
+            .map(|vi| self.in_needed(lf, vi, Keep::Bucket(FINE_SHIFT)))
             .collect()
     }
 
@@ -587,30 +646,24 @@ impl Ranks {
     }
 }
 
-/// Rows per (fine key, `what`) among the rows whose `value` is in one of the buckets
-/// `needed` (at `shift` bits); `what` is of type `dtype`, named `name`.
+/// Rows per (fine key, `keep` of the value) among the rows whose `value` is in one of
+/// the buckets `needed` (at `shift` bits).
 pub(super) fn in_buckets(
     lf: &LazyFrame,
     fine: &[String],
     value: &str,
     shift: u32,
     needed: &BTreeSet<i64>,
-    (what, dtype, name): (Expr, DataType, &str),
+    keep: Keep,
 ) -> LazyFrame {
-    let wanted = Series::new("b".into(), needed.iter().copied().collect::<Vec<i64>>());
-    // `what` where the value is in a wanted bucket, kept where it is not null.
+    let (_, name) = keep.field();
+    // `keep` where the value is in a wanted bucket, kept where it is not null.
     // Filtered after the projection, not on the bucket itself: that filter would be
     // pushed down into the subplan the pass's queries share, to meet a predicate the
     // plan has (an incident window, explain's cohort), and each query would then read
     // the file for itself.
-    let bucket = bucket_expr(value, shift);
     let mut cols = key_exprs(fine);
-    cols.push(
-        when(super::member_of(bucket, &wanted))
-            .then(what)
-            .otherwise(lit(NULL).cast(dtype))
-            .alias(name),
-    );
+    cols.push(kept(value, shift, needed, keep).alias(name));
     let mut by = key_exprs(fine);
     by.push(col(name));
     lf.clone()
@@ -788,7 +841,17 @@ mod tests {
         }
         for x in xs {
             assert_eq!(from_order_key(order_key(x)).to_bits(), x.to_bits());
+            // The shift is the floor of the division, below zero too.
+            for shift in [FINE_SHIFT, BUCKET_SHIFT] {
+                assert_eq!(
+                    bucket_of(x, shift),
+                    order_key(x).div_euclid(1 << shift),
+                    "{x}"
+                );
+            }
         }
+        assert_eq!(value_of(-0.0).to_bits(), 0.0f64.to_bits());
+        assert_eq!(value_of(-2.5), -2.5);
     }
 
     /// The polars expression and the Rust function put every value in the same bucket.

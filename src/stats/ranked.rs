@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use polars::prelude::*;
 
 use super::exact::{
-    bucket_expr, bucket_of, from_order_key, in_buckets, order_key, value_expr, Counts, BUCKET_COL,
-    BUCKET_SHIFT, COUNT_COL, FINE_SHIFT, REFINE_ABOVE, VALUE_COL,
+    bucket_of, from_order_key, in_buckets, order_key, Counts, Keep, BUCKET_COL, BUCKET_SHIFT,
+    COUNT_COL, FINE_SHIFT, REFINE_ABOVE, VALUE_COL,
 };
 use super::{key_columns, Key};
 
@@ -135,7 +135,7 @@ pub fn refine_query(
         value,
         BUCKET_SHIFT,
         needed,
-        (bucket_expr(value, FINE_SHIFT), DataType::Int64, BUCKET_COL),
+        Keep::Bucket(FINE_SHIFT),
     )
 }
 
@@ -148,14 +148,7 @@ pub fn query(
     shift: u32,
     needed: &BTreeSet<i64>,
 ) -> LazyFrame {
-    in_buckets(
-        lf,
-        fine,
-        value,
-        shift,
-        needed,
-        (value_expr(value), DataType::Float64, VALUE_COL),
-    )
+    in_buckets(lf, fine, value, shift, needed, Keep::Value)
 }
 
 /// The values `query` kept, by rank, per fine key, placed by the keys' layouts.

@@ -409,3 +409,29 @@ fn timing_decoder_higress_ai_log_not_json() {
     );
     analyze_jsonl(data);
 }
+
+/// Found by `timing_decoder` on 2026-12-04 (mutating an AIPerf records seed): an AIPerf
+/// JSON-lines export whose second line holds bytes that are not UTF-8 was refused whole
+/// ("cannot read: stream did not contain valid UTF-8", no line): the check of the records'
+/// field types read the file as text. That line is now the row check's, as any line that
+/// is not JSON: kept unreadable under `keep`, and named under `error`.
+#[test]
+fn timing_decoder_aiperf_record_not_utf8() {
+    let data = include_bytes!("../fuzz/regressions/timing_decoder-aiperf-record-not-utf8.jsonl");
+    timing_decoder_oracle::check(data);
+    let file = jsonl_file(data);
+    let paths = vec![file.path().to_path_buf()];
+    let (_, inputs) =
+        tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
+            .expect("read, the line kept");
+    assert_eq!(inputs[0].bad_rows.len(), 1);
+    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Error, &[])
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("line 2, column 1500: not UTF-8 (JSON lines must be UTF-8)"),
+        "{e}"
+    );
+    analyze_jsonl(data);
+}

@@ -376,7 +376,7 @@ fn scalars_canonical(path: &Path, repaired: Option<&spool::Spooled>) -> Result<L
 
 /// A value of the wrong JSON type in a field `scan` reads fails the whole read in polars,
 /// without a line: find the first one and name its line and field. Lines that are not JSON
-/// objects are the row check's (`rowcheck`), and skipped here.
+/// objects (or not UTF-8) are the row check's (`rowcheck`), and skipped here.
 fn check_records(path: &Path) -> Result<()> {
     use serde_json::Value;
     let file =
@@ -392,9 +392,11 @@ fn check_records(path: &Path) -> Result<()> {
     };
     let whole = |v: &Value| v.is_null() || v.is_i64();
     let number = |v: &Value| v.is_null() || v.is_number();
-    for (i, line) in std::io::BufRead::lines(reader).enumerate() {
+    // Lines as bytes: one that is not UTF-8 is the row check's too (read as text, it
+    // failed the whole read naming no line).
+    for (i, line) in std::io::BufRead::split(reader, b'\n').enumerate() {
         let line = line.map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
-        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(&line) else {
+        let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(&line) else {
             continue;
         };
         let at = |field: String, expected: &str, found: &Value| {

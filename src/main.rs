@@ -3,10 +3,9 @@
 mod cli;
 mod progress;
 
-/// mimalloc rather than the system allocator, which kept much of what polars freed:
-/// analyze on a 10M-row log peaked at 3.5 GB with it, 2.7 GB with mimalloc.
+/// polars' allocator (Cargo.toml says why).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: polars_ooc::Allocator = polars_ooc::Allocator;
 
 fn main() {
     std::process::exit(cli::main());

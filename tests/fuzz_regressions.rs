@@ -435,3 +435,19 @@ fn timing_decoder_aiperf_record_not_utf8() {
     );
     analyze_jsonl(data);
 }
+
+/// A tool's log read as one JSON document (Higress's `ai_log`) holding bytes that are not
+/// UTF-8 was refused naming a byte, not a line: the oracle allows a whole-file refusal only
+/// at a line (found by timing_decoder). The refusal now names line 2, column 35.
+#[test]
+fn timing_decoder_higress_document_not_utf8() {
+    let data = include_bytes!("../fuzz/regressions/timing_decoder-higress-document-not-utf8.json");
+    timing_decoder_oracle::check(data);
+    let file = jsonl_file(data);
+    let paths = vec![file.path().to_path_buf()];
+    let e = tracediag::source::load(&paths, None, tracediag::source::BadRowPolicy::Keep, &[])
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("line 2, column 35: not UTF-8"), "{e}");
+}

@@ -375,6 +375,19 @@ fn timing_decoder_otlp_document_not_utf8_names_its_line() {
     );
 }
 
+/// Found by `timing_decoder` on 2026-12-04: a file whose first line starts as an OTLP
+/// export (`{"resourceSpans"`) and holds a byte that is not UTF-8 was refused whole with
+/// "cannot read: stream did not contain valid UTF-8", naming no line: the look at the
+/// first line that tells a JSON-lines export from one document read it as text. It now
+/// reads it as bytes, and the refusal names the line and the byte.
+#[test]
+fn timing_decoder_otlp_first_line_not_utf8_names_its_line() {
+    let data = include_bytes!("../fuzz/regressions/timing_decoder-otlp-first-line-not-utf8.jsonl");
+    timing_decoder_oracle::check(data);
+    let (_, e) = refused(data);
+    assert!(e.contains("line 1: byte 120 is not UTF-8"), "{e}");
+}
+
 /// Found by `timing_decoder` (mutating an OTLP seed): an OTLP JSON-lines export whose
 /// second line breaks at its 550th character was refused whole with polars' message alone
 /// ("ExpectedObjectContent at character 549"), naming no line: the error of the failed

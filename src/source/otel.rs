@@ -142,11 +142,13 @@ fn layout(path: &Path) -> Result<Layout> {
         std::fs::File::open(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
     // A first line longer than this is taken for a JSON line, as the format detection does.
     let mut reader = std::io::BufReader::new(file.take(1 << 20));
-    let mut line = String::new();
+    // Read as bytes: a line that is not UTF-8 is the reader's to refuse, at its line
+    // (`read_error`); read as text, it failed here naming none.
+    let mut bytes = vec![];
     loop {
-        line.clear();
+        bytes.clear();
         if reader
-            .read_line(&mut line)
+            .read_until(b'\n', &mut bytes)
             .map_err(|e| Error::input(path, format!("cannot read: {e}")))?
             == 0
         {
@@ -155,6 +157,7 @@ fn layout(path: &Path) -> Result<Layout> {
                 "the file is empty: expected OTLP JSON spans",
             ));
         }
+        let line = String::from_utf8_lossy(&bytes);
         let l = line.trim_start_matches('\u{feff}').trim();
         if l.is_empty() {
             continue;

@@ -568,7 +568,7 @@ fn build_inner(
     // take; last, it slows only the pass's last scan. One sampled run each on 30M
     // requests: 1.86 GB at the report's peak with it last, 1.92 GB with it third. At 100M
     // its scan is still the pass's peak (2.48 GB).
-    let mut families = vec![
+    let families = vec![
         (vec!["model".to_string()], names.clone(), three.clone()),
         (vec!["channel".to_string()], names.clone(), three.clone()),
         (vec![CLASS_INDEX.to_string()], class_values, three.clone()),
@@ -593,36 +593,32 @@ fn build_inner(
     .collect::<PolarsResult<Vec<_>>>()?;
     let first = stats::collect_in_scans(first)?;
 
-    // Between the passes, on a large log only: the buckets holding the ranks made finer,
-    // for every family at once.
-    let mut located = vec![];
-    let mut refine = vec![];
-    for fam in &families {
-        let hists = &first[fam.at..fam.at + fam.values.len()];
-        let levels = vec![(0..fam.keys.len()).collect()];
-        let r = exact::Ranks::locate_at(hists, &fam.keys, &levels, &fam.values, &fam.quantiles)?;
-        let queries = r.refine_queries(&lf);
-        located.push((r, queries.len()));
-        refine.extend(queries);
+    // The values at the ranks, for every family at once: one pass, or two on a large log
+    // whose timings are fine grained (`Ranks::queries`).
+    let mut ranks = families
+        .iter()
+        .map(|fam| {
+            let hists = &first[fam.at..fam.at + fam.values.len()];
+            let levels = vec![(0..fam.keys.len()).collect()];
+            exact::Ranks::locate_at(hists, &fam.keys, &levels, &fam.values, &fam.quantiles)
+        })
+        .collect::<PolarsResult<Vec<_>>>()?;
+    while ranks.iter().any(|r| !r.done()) {
+        let mut queries = vec![];
+        let mut per_family = vec![];
+        for r in &mut ranks {
+            let q = r.queries(&lf);
+            per_family.push(q.len());
+            queries.extend(q);
+        }
+        let mut frames = stats::collect_in_scans(queries)?.into_iter();
+        for (r, n) in ranks.iter_mut().zip(per_family) {
+            let f: Vec<DataFrame> = frames.by_ref().take(n).collect();
+            r.read(&f)?;
+        }
     }
-    let mut refined = stats::collect_in_scans(refine)?.into_iter();
-    for (r, n) in &mut located {
-        let frames: Vec<DataFrame> = refined.by_ref().take(*n).collect();
-        r.refined(&frames)?;
-    }
-
-    // Pass 2: the values at the ranks, for every family at once.
-    let mut ranks = vec![];
-    let mut second = vec![];
-    for (fam, (r, _)) in families.iter_mut().zip(located) {
-        let queries = r.queries(&lf);
-        fam.at = second.len();
-        ranks.push((r, queries.len()));
-        second.extend(queries);
-    }
-    let second = stats::collect_in_scans(second)?;
-    let mut found = ranks.into_iter().zip(&families).map(|((r, n), fam)| {
-        r.finish_quantiles(&second[fam.at..fam.at + n])
+    let mut found = ranks.into_iter().map(|r| {
+        r.finish_quantiles()
             .map(|mut levels| levels.pop().expect("one level"))
     });
     let mut next = || found.next().expect("one per family");

@@ -423,10 +423,9 @@ impl<'a> Ctx<'a> {
         let mut first = stats::collect_all(first)?;
         let counts = first.remove(0);
         let mut ranks = exact::Ranks::locate(&first, &[], &[vec![]], &names)?;
-        ranks.refine(&lf)?;
-        let exact_values = stats::collect_all(ranks.queries(&lf))?;
+        ranks.resolve(&lf)?;
         let pcts = ranks
-            .finish(&exact_values)?
+            .finish()?
             .pop()
             .and_then(|mut m| m.remove(&vec![]))
             .unwrap_or_default();

@@ -283,8 +283,16 @@ fn load(paths: &[PathBuf]) -> Result<Loaded> {
     let mut inputs = vec![];
     let mut errors = vec![];
     for path in paths {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let (line, column) = crate::source::line_and_column(e.as_bytes(), at);
+            Error::input(
+                path,
+                format!("line {line}, column {column}: not UTF-8 (an export must be UTF-8 text)"),
+            )
+        })?;
         let export = parse_export(&text, path)?;
         let mut metrics: Vec<String> = export.values.iter().map(|v| v.metric.clone()).collect();
         metrics.sort();

@@ -516,3 +516,39 @@ fn log_analytics_rows_route_to_the_monitor_pipeline() {
         "generated/gateway.jsonl"
     )));
 }
+
+/// An export with a byte that is not UTF-8 (a Latin-1 `é` in a resource group's name) is
+/// refused at its line and column, not with "stream did not contain valid UTF-8".
+#[test]
+fn an_export_that_is_not_utf8_is_refused_at_its_line_and_column() {
+    let text = std::fs::read(fixture(
+        "azure/generated/AzureOpenAINormalizedTTFTInMS.json",
+    ))
+    .unwrap();
+    let at = text
+        .windows(b"rg-tracediag".len())
+        .position(|w| w == b"rg-tracediag")
+        .unwrap();
+    let mut bad = text.clone();
+    bad[at + 3] = 0xE9;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ttft.json");
+    std::fs::write(&path, &bad).unwrap();
+    let e = monitor::run(
+        &RuleSet::azure().unwrap(),
+        &Options {
+            inputs: vec![path.clone()],
+            ..Default::default()
+        },
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    let line = text[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = at + 3 - text[..at].iter().rposition(|&b| b == b'\n').unwrap();
+    assert!(
+        e.contains(&format!("line {line}, column {column}: not UTF-8")),
+        "{e}"
+    );
+    assert!(e.starts_with(&path.display().to_string()), "{e}");
+}

@@ -92,6 +92,18 @@ impl Locations {
     }
 }
 
+/// The 1-based line and column of byte `at` of `bytes` (the first byte that is not UTF-8,
+/// say), counting bytes: the position an error names, as serde_json's do.
+pub fn line_and_column(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = &bytes[..at.min(bytes.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    (line, before.len() - line_start + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,7 +35,7 @@ use polars::prelude::*;
 use crate::catalogue;
 use crate::error::{Error, Refusal, Result};
 pub use canonical::{dtype_of, Mapping, Origin, CARRIED_PREFIX, UNPARSED_PREFIX, UNREADABLE_COL};
-pub use location::{LineMap, Locations};
+pub use location::{line_and_column, LineMap, Locations};
 pub use rowcheck::{BadKind, BadRow, BadRowPolicy};
 pub use sniff::Content;
 

@@ -56,14 +56,7 @@ fn check_whole(
     let bytes = bytes.strip_prefix(BOM).unwrap_or(&bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
         // At the line and column of the first byte that is not UTF-8, as a syntax error is.
-        let before = &bytes[..e.valid_up_to()];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = before.len()
-            - before
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1)
-            + 1;
+        let (line, column) = crate::source::line_and_column(bytes, e.valid_up_to());
         Error::input(
             path,
             format!(

@@ -234,7 +234,8 @@ fn keys_hash(keys: &[String]) -> Expr {
             )
         })
         .reduce(|a, b| a.xor(b))
-        .unwrap_or_else(|| lit(0u64))
+        // A literal integer is typed when it is used (an i32 here), not by its Rust type.
+        .unwrap_or_else(|| lit(0u64).cast(DataType::UInt64))
 }
 
 fn key_exprs(keys: &[String]) -> Vec<Expr> {
@@ -1140,40 +1141,45 @@ mod tests {
             });
         }
         let lf = df!("g" => g, "x" => x).unwrap().lazy();
-        let fine = vec!["g".to_string()];
-        let levels = vec![vec![], vec![0]];
         let values = ["x".to_string()];
         let qs: Vec<f64> = (0..=20).map(|k| k as f64 / 20.0).collect();
-        // The quantiles, and how many passes they took after the histogram.
-        let run = |cap: Option<usize>| {
-            let hist = collect_all(histogram_queries(&lf, &fine, &values).unwrap()).unwrap();
-            let mut ranks = Ranks::locate_at(&hist, &fine, &levels, &values, &qs).unwrap();
-            assert_eq!(ranks.stage, vec![Stage::Values], "a small log");
-            if let Some(cap) = cap {
-                ranks.stage = vec![Stage::Capped];
-                ranks.cap = cap;
-            }
-            let mut passes = 0;
-            while !ranks.done() {
-                let queries = ranks.queries(&lf);
-                let frames = collect_all(queries).unwrap();
-                if cap == Some(0) && passes == 0 {
-                    // The capped query (after the finer buckets') kept nothing.
-                    assert_eq!(frames.len(), 2);
-                    assert_eq!(frames[1].height(), 0);
+        // With a key, and without (the report's CDFs): the keys' hash is then a literal.
+        for (fine, levels) in [
+            (vec!["g".to_string()], vec![vec![], vec![0]]),
+            (vec![], vec![vec![]]),
+        ] {
+            // The quantiles, and how many passes they took after the histogram.
+            let run = |cap: Option<usize>| {
+                let hist = collect_all(histogram_queries(&lf, &fine, &values).unwrap()).unwrap();
+                let mut ranks = Ranks::locate_at(&hist, &fine, &levels, &values, &qs).unwrap();
+                assert_eq!(ranks.stage, vec![Stage::Values], "a small log");
+                if let Some(cap) = cap {
+                    ranks.stage = vec![Stage::Capped];
+                    ranks.cap = cap;
                 }
-                ranks.read(&frames).unwrap();
-                passes += 1;
-            }
-            (ranks.finish_quantiles().unwrap(), passes)
-        };
-        let (plain, one) = run(None);
-        let (within, capped) = run(Some(1 << 20));
-        let (refined, two) = run(Some(0));
-        assert_eq!((one, capped, two), (1, 1, 2));
-        assert_eq!(plain, within);
-        assert_eq!(plain, refined);
-        assert!(plain[1].len() == 2 && plain[1].values().all(|q| q[0].n > 1000));
+                let mut passes = 0;
+                while !ranks.done() {
+                    let queries = ranks.queries(&lf);
+                    let frames = collect_all(queries).unwrap();
+                    if cap == Some(0) && passes == 0 {
+                        // The capped query (after the finer buckets') kept nothing.
+                        assert_eq!(frames.len(), 2);
+                        assert_eq!(frames[1].height(), 0);
+                    }
+                    ranks.read(&frames).unwrap();
+                    passes += 1;
+                }
+                (ranks.finish_quantiles().unwrap(), passes)
+            };
+            let (plain, one) = run(None);
+            let (within, capped) = run(Some(1 << 20));
+            let (refined, two) = run(Some(0));
+            assert_eq!((one, capped, two), (1, 1, 2));
+            assert_eq!(plain, within);
+            assert_eq!(plain, refined);
+            let groups = plain.last().unwrap();
+            assert!(groups.values().all(|q| q[0].n > 1000), "{fine:?}");
+        }
     }
 
     /// A cap admits pairs until it has seen more distinct ones than its limit, then

@@ -16,7 +16,7 @@
 //! The rows of a bucket grow with the log, and pass 2 holds each distinct value it keeps.
 //! Where the buckets of a value's ranks hold more than 2^20 rows, pass 2 counts their rows
 //! per finer bucket (512 to a bucket) and, beside that, keeps their values only while it
-//! has met at most 2^20 distinct (key, value) pairs (`Cap`). A log's timings have a
+//! has met at most 2^18 distinct (key, value) pairs (`Cap`). A log's timings have a
 //! resolution (0.1 ms, 1 ms), so on most logs the values stay within the cap, however many
 //! rows hold them, and the value is done. Where they pass it, the finer buckets say which
 //! hold the ranks, and a third pass keeps only those (`Ranks::read`). Memory is bounded by
@@ -60,10 +60,17 @@ pub(crate) fn order_key(x: f64) -> i64 {
 /// Bits below a refined bucket (`Ranks::read`): 512 of them to a bucket.
 pub(super) const FINE_SHIFT: u32 = 34;
 /// Above this many rows in the buckets of a value's ranks, pass 2 keeps their values only
-/// up to this many distinct (key, value) pairs, and counts their rows per finer bucket for
-/// a third pass should they be more: pass 2 holds each distinct value it keeps, and the
+/// up to `CAP` distinct (key, value) pairs, and counts their rows per finer bucket for a
+/// third pass should they be more: pass 2 holds each distinct value it keeps, and the
 /// rows of a bucket grow with the log (at 100M requests, millions per value).
 pub(super) const REFINE_ABOVE: u64 = 1 << 20;
+
+/// The distinct (key, value) pairs a capped query keeps at most. Its set of their hashes
+/// (8 bytes a pair) lives until the pass's frames are read, beside those of the other
+/// capped values of the pass (the report's families: a few dozen), so it is kept smaller
+/// than `REFINE_ABOVE`. On the generated 100M-request log (0.1 ms resolution) every
+/// value `analyze` and `report` ask for stays within it.
+const CAP: usize = 1 << 18;
 
 pub(super) fn bucket_of(x: f64, shift: u32) -> i64 {
     // An arithmetic shift: the floor of the division by 2^shift.
@@ -492,8 +499,8 @@ pub struct Ranks {
     stage: Vec<Stage>,
     /// Per value, the cap of its capped query in the pass under way.
     caps: Vec<Option<Arc<Cap>>>,
-    /// The distinct (key, value) pairs a capped query may keep: `REFINE_ABOVE`, which a
-    /// test lowers.
+    /// The distinct (key, value) pairs a capped query may keep: `CAP`, which a test
+    /// lowers.
     cap: usize,
     /// Per value, once done: rows per (fine key, value) in the buckets of its ranks.
     found: Vec<Option<DataFrame>>,
@@ -634,7 +641,7 @@ impl Ranks {
             needed,
             stage,
             caps: vec![None; values.len()],
-            cap: REFINE_ABOVE as usize,
+            cap: CAP,
             found: vec![None; values.len()],
         })
     }

@@ -12,7 +12,8 @@
 //! the rows outside them. Where those buckets hold many rows (more than `exact`'s
 //! threshold), a pass between counts their rows per finer bucket (512 to a bucket) and the
 //! last pass keeps only the finer buckets holding the ranges (`Layout::refined`), as
-//! `exact` does.
+//! `exact`'s third pass does; the pass between always runs here (`exact` first tries the
+//! values under a cap, which these ranges have not been given).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -16,7 +16,7 @@
 //! The rows of a bucket grow with the log, and pass 2 holds each distinct value it keeps.
 //! Where the buckets of a value's ranks hold more than 2^20 rows, pass 2 counts their rows
 //! per finer bucket (512 to a bucket) and, beside that, keeps their values only while it
-//! has met at most 2^18 distinct (key, value) pairs (`Cap`). A log's timings have a
+//! has met at most 2^20 distinct (key, value) pairs (`Cap`). A log's timings have a
 //! resolution (0.1 ms, 1 ms), so on most logs the values stay within the cap, however many
 //! rows hold them, and the value is done. Where they pass it, the finer buckets say which
 //! hold the ranks, and a third pass keeps only those (`Ranks::read`). Memory is bounded by
@@ -65,12 +65,12 @@ pub(super) const FINE_SHIFT: u32 = 34;
 /// rows of a bucket grow with the log (at 100M requests, millions per value).
 pub(super) const REFINE_ABOVE: u64 = 1 << 20;
 
-/// The distinct (key, value) pairs a capped query keeps at most. Its set of their hashes
-/// (8 bytes a pair) lives until the pass's frames are read, beside those of the other
-/// capped values of the pass (the report's families: a few dozen), so it is kept smaller
-/// than `REFINE_ABOVE`. On the generated 100M-request log (0.1 ms resolution) every
-/// value `analyze` and `report` ask for stays within it.
-const CAP: usize = 1 << 18;
+/// The distinct (key, value) pairs a capped query keeps at most: as many as the rows an
+/// uncapped values query may keep. Its set of their hashes (8 bytes a pair) lives until
+/// the pass's frames are read, as its frame (a row a pair) does. On the generated
+/// 100M-request log (0.1 ms resolution) every value `analyze` asks for stays within it;
+/// at 2^18, one did not.
+const CAP: usize = REFINE_ABOVE as usize;
 
 pub(super) fn bucket_of(x: f64, shift: u32) -> i64 {
     // An arithmetic shift: the floor of the division by 2^shift.
@@ -116,7 +116,7 @@ impl Keep {
     }
 }
 
-/// How many distinct (fine key, value) pairs a capped query (`finer_and_capped`) may keep:
+/// How many distinct (fine key, value) pairs a capped query (`capped`) may keep:
 /// those it has kept, by a 64-bit hash of each, up to `limit`. Past it, the query keeps
 /// nothing more and its frame is not used (`passed`): the values' group-by then holds at
 /// most `limit` groups (and the morsels in flight), however many rows the buckets hold.
@@ -216,8 +216,8 @@ fn gate(value: Expr, keys: Expr, cap: Arc<Cap>) -> Expr {
     )
 }
 
-/// One (key, value) pair as one 64-bit number: the key's hash and the value's bits
-/// (`order_key` after `value_of`, so one value has one pair) mixed (SplitMix64's
+/// One (key, value) pair as one 64-bit number: the key's hash and the value's bits (kept
+/// values have been through `value_of`, so one value has one pattern) mixed (SplitMix64's
 /// finaliser), so that two pairs rarely share it.
 fn pair_hash(value: f64, key: u64) -> u64 {
     let mut z = (value.to_bits() ^ key.rotate_left(32)).wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -287,13 +287,16 @@ fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
         .iter()
         .map(|r| (c.value(&r.node).fill_null(lit(false)), r.class.as_str()))
         .collect();
-    // The first match, as an index: one when/then chain in table order.
+    // The first match, as an index: one when/then chain in table order. Typed `u32`
+    // literals (a bare integer literal is `i32`): the histograms pack the index as a
+    // `u32`, and a cast there ran once per metric and pass over every request.
+    let index_lit = |i: u32| lit(i).cast(DataType::UInt32);
     let index = chain(
         conds
             .iter()
             .enumerate()
-            .map(|(i, (ci, _))| (ci.clone(), lit(i as u32))),
-        lit(default),
+            .map(|(i, (ci, _))| (ci.clone(), index_lit(i as u32))),
+        index_lit(default),
     );
     // The name, from the index (evaluated only where a row is shown).
     let names = rules.class_order();

@@ -21,6 +21,7 @@ use crate::ruleset::RuleSet;
 use crate::source::{
     self, BadRowPolicy, Input, InputFormat, Locations, Origin, FILE_INDEX, SOURCE_COL,
 };
+use crate::stats::histogram::Histograms;
 use crate::stats::{self, exact, Key};
 use crate::summary::*;
 
@@ -487,14 +488,14 @@ fn summarize(
     ];
 
     // Two streaming passes over the plan. The first: the tally and the histograms.
-    let mut first = vec![Tally::query(rules, plan, &fine)];
-    first.extend(exact::histogram_queries(&plan.lf, &pct_keys, &values)?);
-    let mut first = stats::collect_all(first)?;
+    let histograms = Histograms::new(&plan.lf, &pct_keys, &values)?;
+    let mut first = stats::collect_all(vec![Tally::query(rules, plan, &fine), histograms.query()])?;
     let tally = Tally {
         df: first.remove(0),
     };
     let rows = tally.total(ROWS)?;
-    let mut ranks = exact::Ranks::locate(&first, &pct_keys, &levels, &values)?;
+    let hist = histograms.frames()?;
+    let mut ranks = exact::Ranks::locate(&hist, &pct_keys, &levels, &values)?;
     // The second: the values at the ranks (and, on a large log whose timings are fine
     // grained, a third: `Ranks::queries`).
     ranks.resolve(&plan.lf)?;

@@ -29,6 +29,7 @@ use crate::ruleset::compile::{self, CLASS_INDEX, ESTIMATED_SUFFIX};
 use crate::ruleset::timeline::GATEWAY_POINTS;
 use crate::ruleset::types::Ty;
 use crate::ruleset::RuleSet;
+use crate::stats::histogram::Histograms;
 use crate::stats::{self, exact, Key, QUANTILES};
 use crate::summary::{round3, Pct};
 
@@ -450,7 +451,7 @@ struct Family {
     keys: Vec<String>,
     values: Vec<String>,
     quantiles: Vec<f64>,
-    at: usize,
+    histograms: Histograms,
 }
 
 fn build_inner(
@@ -582,12 +583,12 @@ fn build_inner(
     .into_iter()
     .map(|(keys, values, quantiles)| {
         let fam = Family {
-            at: first.len(),
+            histograms: Histograms::new(&lf, &keys, &values)?,
             keys,
             values,
             quantiles,
         };
-        first.extend(exact::histogram_queries(&lf, &fam.keys, &fam.values)?);
+        first.push(fam.histograms.query());
         Ok(fam)
     })
     .collect::<PolarsResult<Vec<_>>>()?;
@@ -598,9 +599,9 @@ fn build_inner(
     let mut ranks = families
         .iter()
         .map(|fam| {
-            let hists = &first[fam.at..fam.at + fam.values.len()];
+            let hists = fam.histograms.frames()?;
             let levels = vec![(0..fam.keys.len()).collect()];
-            exact::Ranks::locate_at(hists, &fam.keys, &levels, &fam.values, &fam.quantiles)
+            exact::Ranks::locate_at(&hists, &fam.keys, &levels, &fam.values, &fam.quantiles)
         })
         .collect::<PolarsResult<Vec<_>>>()?;
     while ranks.iter().any(|r| !r.done()) {

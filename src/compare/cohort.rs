@@ -14,7 +14,8 @@ use super::result::*;
 use super::two_sample::{round4, total};
 use super::MIX_LABELS;
 use crate::analyze::iso_ms;
-use crate::stats::exact::{self, from_order_key, order_key, Counts};
+use crate::stats::exact::{from_order_key, order_key, Counts};
+use crate::stats::histogram::Histograms;
 use crate::stats::ranked::histograms;
 use crate::stats::{key_columns, keys_as_text, quantile7_at, true_count, Key};
 use crate::summary::{round3, Count, TimeSpan};
@@ -79,7 +80,10 @@ fn keys(fine: &[String]) -> Vec<Expr> {
 /// their first and last timestamp and, per metric, their failures with a value), the
 /// tallies, then each metric's histogram. One group-by for every count: the labels' few
 /// combinations are rolled up afterwards.
-pub(super) fn pass_one(source: &Source, metrics: &[String]) -> PolarsResult<Vec<LazyFrame>> {
+pub(super) fn pass_one(
+    source: &Source,
+    metrics: &[String],
+) -> PolarsResult<(Vec<LazyFrame>, Histograms)> {
     let (lf, fine) = (&source.lf, source.fine.as_slice());
     let ts = || col("timestamp").cast(DataType::Int64);
     let mut aggs = vec![
@@ -118,8 +122,9 @@ pub(super) fn pass_one(source: &Source, metrics: &[String]) -> PolarsResult<Vec<
                 .with_columns(keys_as_text(fine)),
         );
     }
-    queries.extend(exact::histogram_queries(lf, fine, metrics)?);
-    Ok(queries)
+    let histograms = Histograms::new(lf, fine, metrics)?;
+    queries.push(histograms.query());
+    Ok((queries, histograms))
 }
 
 /// The counts query's keys: the source's, then each label that is not one of them (a

@@ -332,7 +332,13 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
     let mut found: [Option<cohort::Found>; 2] = [None, None];
     for (source, plan) in &sources {
         let frames = cohort::pass_one(source, &metric_names)
-            .and_then(stats::collect_all)
+            .and_then(|(queries, histograms)| {
+                let mut frames = stats::collect_all(queries)?;
+                // The counting query's own frame (last) gives way to the histograms'.
+                frames.pop();
+                frames.extend(histograms.frames()?);
+                Ok(frames)
+            })
             .map_err(|e| plan.read_error(&e))?;
         for (c, f) in cohort::read_pass_one(source, &frames, &metric_names).map_err(internal)? {
             if f.rows() == 0 {

@@ -16,6 +16,7 @@ use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
 use crate::ruleset::types::{self, Node, Ty};
 use crate::ruleset::RuleSet;
 use crate::source::{AroundRows, Locations, ROW_COL, SOURCE_COL};
+use crate::stats::histogram::Histograms;
 use crate::stats::{self, exact};
 use crate::summary::{round3, tool, RulesInfo};
 // Named: polars's prelude has a `Label` too.
@@ -418,11 +419,10 @@ impl<'a> Ctx<'a> {
                     .alias(format!("__le{k}").as_str()),
             );
         }
-        let mut first = vec![lf.clone().select(aggs)];
-        first.extend(exact::histogram_queries(&lf, &[], &names)?);
-        let mut first = stats::collect_all(first)?;
-        let counts = first.remove(0);
-        let mut ranks = exact::Ranks::locate(&first, &[], &[vec![]], &names)?;
+        let histograms = Histograms::new(&lf, &[], &names)?;
+        let counts =
+            stats::collect_all(vec![lf.clone().select(aggs), histograms.query()])?.remove(0);
+        let mut ranks = exact::Ranks::locate(&histograms.frames()?, &[], &[vec![]], &names)?;
         ranks.resolve(&lf)?;
         let pcts = ranks
             .finish()?

@@ -5,9 +5,10 @@
 //! hundred million requests and a dozen metrics that is tens of gigabytes. Instead:
 //!
 //! 1. **Histogram.** Each value is put in a bucket: the top bits of its float's bit
-//!    pattern, made order-preserving (`order_key`). A streaming group-by counts rows per
-//!    (group, bucket). Buckets are fine (512 per power of two, so a bucket spans at most
-//!    0.2 % of its values) and few (at most a few thousand per metric and group).
+//!    pattern, made order-preserving (`order_key`). One function over each morsel of the
+//!    stream counts rows per (group, bucket) (`histogram`). Buckets are fine (512 per
+//!    power of two, so a bucket spans at most 0.2 % of its values) and few (at most a few
+//!    thousand per metric and group).
 //! 2. **The ranks' buckets.** From the counts, the two ranks type 7 interpolates between
 //!    (⌊h⌋ and ⌈h⌉ for h = (n − 1)·q) fall in known buckets at known offsets. A second
 //!    streaming group-by keeps only the rows in those buckets and counts each distinct
@@ -36,8 +37,8 @@ use std::sync::{Arc, Mutex};
 use polars::chunked_array::ops::arity::unary_elementwise_values;
 use polars::prelude::*;
 
+use super::histogram;
 use super::{at_height, collect_all, key_columns, keys_as_text, Key, QUANTILES};
-use crate::ruleset::compile::CLASS_INDEX;
 use crate::summary::{round3, Pct};
 
 /// Bits below the bucket: 52 mantissa bits less the 9 a bucket keeps.
@@ -88,6 +89,7 @@ fn value_of(x: f64) -> f64 {
 /// Computed by one function over the values, not as polars expressions: those (an
 /// equality and a choice for −0, a comparison, a subtraction and a choice for the order,
 /// a division) built five columns per value and pass, for every request.
+#[cfg(test)]
 pub(super) fn bucket_expr(name: &str, shift: u32) -> Expr {
     col(name).cast(DataType::Float64).map(
         move |c: Column| {
@@ -315,174 +317,10 @@ pub fn percentiles_by_levels(
     levels: &[Level],
     values: &[String],
 ) -> PolarsResult<Vec<BTreeMap<Key, Vec<Pct>>>> {
-    let hist = collect_all(histogram_queries(&lf, fine, values)?)?;
+    let hist = histogram::collect(&lf, fine, values)?;
     let mut ranks = Ranks::locate(&hist, fine, levels, values)?;
     ranks.resolve(&lf)?;
     ranks.finish()
-}
-
-/// Pass 1: per value, rows per (fine key, bucket); a null value has a null bucket. One
-/// query per value, to be collected together (with any other queries of the same pass).
-///
-/// One key is packed with the bucket into one integer (`pack`: the bucket in the low
-/// `PACK_BITS`), for a group-by on one integer runs much faster than on two keys (10M
-/// requests, 14 values: 7.0 s against 9.7 s for the pass), and a faster consumer of a
-/// shared scan leaves less in the scan's buffer. The key packed is the class index when
-/// it is a key, else the first text key, by its code in polars' global categories
-/// (`TextCodes`). Nothing else changes: the frames are as if grouped by the keys and the
-/// bucket.
-pub fn histogram_queries(
-    lf: &LazyFrame,
-    fine: &[String],
-    values: &[String],
-) -> PolarsResult<Vec<LazyFrame>> {
-    let packed = packed_key(lf, fine)?;
-    let packed_name = packed.as_ref().map(|(k, _)| k.as_str());
-    let others: Vec<String> = fine
-        .iter()
-        .filter(|k| Some(k.as_str()) != packed_name)
-        .cloned()
-        .collect();
-    let codes = TextCodes::new();
-    // A text key is coded once, in the subplan every query shares, not once per query.
-    let lf = match &packed {
-        Some((key, true)) => lf
-            .clone()
-            .with_column(codes.encode(col(key.as_str())).alias(CODE_COL)),
-        _ => lf.clone(),
-    };
-    Ok(values
-        .iter()
-        .map(|v| {
-            let mut by = key_exprs(&others);
-            let Some((key, text)) = &packed else {
-                by.push(bucket_expr(v, BUCKET_SHIFT).alias(BUCKET_COL));
-                return lf
-                    .clone()
-                    .group_by(by)
-                    .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-                    .with_columns(keys_as_text(fine));
-            };
-            let index = col(if *text { CODE_COL } else { key.as_str() });
-            by.push(packed_bucket(index, v).alias(PACKED_COL));
-            let (index, bucket) = unpack(col(PACKED_COL));
-            let index = if *text { codes.decode(index) } else { index };
-            let mut out = key_exprs(&others);
-            out.extend([
-                index.alias(key.as_str()),
-                bucket.alias(BUCKET_COL),
-                col(COUNT_COL),
-            ]);
-            lf.clone()
-                .group_by(by)
-                .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-                .select(out)
-                .with_columns(keys_as_text(fine))
-        })
-        .collect())
-}
-
-/// The key `histogram_queries` packs with the bucket, and whether it is text (coded):
-/// the class index, else the first text key; none when no key is either.
-fn packed_key(lf: &LazyFrame, fine: &[String]) -> PolarsResult<Option<(String, bool)>> {
-    if fine.iter().any(|k| k == CLASS_INDEX) {
-        return Ok(Some((CLASS_INDEX.to_string(), false)));
-    }
-    if fine.is_empty() {
-        return Ok(None);
-    }
-    let schema = lf.clone().collect_schema()?;
-    Ok(fine
-        .iter()
-        .find(|k| schema.get(k.as_str()) == Some(&DataType::String))
-        .map(|k| (k.clone(), true)))
-}
-
-/// Text values as small integers: their codes in polars' global categories, which hold
-/// each distinct value once for the process (a log's models and channels: a handful).
-/// The codes are decoded through the same categories, which `dtype` keeps alive.
-struct TextCodes {
-    dtype: DataType,
-}
-
-impl TextCodes {
-    fn new() -> TextCodes {
-        TextCodes {
-            dtype: DataType::from_categories(Categories::global()),
-        }
-    }
-
-    /// The value's code (a `u32`), null for a null value.
-    fn encode(&self, text: Expr) -> Expr {
-        text.cast(self.dtype.clone()).to_physical()
-    }
-
-    /// The text of a code (an integer column of the group-by's few rows).
-    fn decode(&self, code: Expr) -> Expr {
-        let dtype = self.dtype.clone();
-        code.cast(DataType::UInt32).map(
-            move |c| {
-                let codes = c.as_materialized_series().u32()?.clone();
-                Categorical32Chunked::from_cats_and_dtype(codes, dtype.clone())
-                    .into_series()
-                    .cast(&DataType::String)
-                    .map(Column::from)
-            },
-            |_, f| Ok(Field::new(f.name().clone(), DataType::String)),
-        )
-    }
-}
-
-/// Bits of a packed bucket: buckets are in [-2^20, 2^20) (64 bits less `BUCKET_SHIFT`),
-/// offset by `PACK_OFFSET` into [2^20, 3·2^20); 0 stands for a null value. Above them,
-/// the key (a `u32`) plus one, 0 for a null key (a class name a `--from-sql-result` file
-/// holds that the rule table does not; a null label): at most 2^32, so the packed value
-/// stays below 2^54.
-const PACK_BITS: u32 = 22;
-const PACK_OFFSET: i64 = 1 << 21;
-const PACKED_COL: &str = "__key_bucket";
-/// A text key's code (`TextCodes`), before it is packed.
-const CODE_COL: &str = "__key_code";
-
-/// A key and a bucket as one integer, never null.
-fn pack(key: Option<u32>, bucket: Option<i64>) -> i64 {
-    (key.map_or(0, |k| i64::from(k) + 1) << PACK_BITS) + bucket.map_or(0, |b| b + PACK_OFFSET)
-}
-
-/// `pack` of a key (a `u32`) and the bucket of `name`'s value (`bucket_expr`), in one
-/// function over a morsel: as expressions, the packing built six more columns per value.
-fn packed_bucket(key: Expr, name: &str) -> Expr {
-    key.cast(DataType::UInt32).map_many(
-        |cols: &mut [Column]| {
-            let height = cols[0].len().max(cols[1].len());
-            let (keys, values) = (at_height(&cols[0], height), at_height(&cols[1], height));
-            // In one chunk each, read as arrays: faster than a column's iterator.
-            let (keys, values) = (keys.u32()?.rechunk(), values.f64()?.rechunk());
-            let (keys, values) = (keys.downcast_as_array(), values.downcast_as_array());
-            let packed = keys
-                .iter()
-                .zip(values.iter())
-                .map(|(k, v)| pack(k.copied(), v.map(|&x| bucket_of(value_of(x), BUCKET_SHIFT))));
-            Ok(Int64Chunked::from_iter_values(PACKED_COL.into(), packed).into_column())
-        },
-        &[col(name).cast(DataType::Float64)],
-        |_, _| Ok(Field::new(PACKED_COL.into(), DataType::Int64)),
-    )
-}
-
-/// `pack`'s key (a `u32`) and bucket.
-fn unpack(packed: Expr) -> (Expr, Expr) {
-    let high = packed.clone().floor_div(lit(1i64 << PACK_BITS));
-    let low = packed - high.clone() * lit(1i64 << PACK_BITS);
-    let null_at_zero = |v: Expr, offset: i64| {
-        when(v.clone().eq(lit(0i64)))
-            .then(lit(NULL).cast(DataType::Int64))
-            .otherwise(v - lit(offset))
-    };
-    (
-        null_at_zero(high, 1).cast(DataType::UInt32),
-        null_at_zero(low, PACK_OFFSET),
-    )
 }
 
 /// Between the passes: where every needed rank is, and the percentiles so far.
@@ -920,121 +758,6 @@ mod tests {
         (*seed >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// A histogram keyed by the class index (packed with the bucket in one integer) has
-    /// the same rows as one grouped by the class and the bucket as two keys: null classes
-    /// and values, negative values, zeros, the extreme floats and infinities included.
-    #[test]
-    fn a_packed_class_and_bucket_equal_the_two_keys() {
-        let xs = [
-            Some(f64::NEG_INFINITY),
-            Some(-1e300),
-            Some(-2.5),
-            Some(-0.0),
-            Some(0.0),
-            Some(f64::MIN_POSITIVE),
-            Some(1.0),
-            Some(1.0000000000000002),
-            Some(5e3),
-            Some(f64::MAX),
-            Some(f64::INFINITY),
-            None,
-        ];
-        let mut classes = vec![];
-        let mut values = vec![];
-        for (i, x) in xs.iter().cycle().take(600).enumerate() {
-            classes.push(match i % 7 {
-                6 => None,
-                k => Some((k * 1000) as u32),
-            });
-            values.push(*x);
-        }
-        let lf = df!(CLASS_INDEX => classes, "x" => values).unwrap().lazy();
-        let fine = [CLASS_INDEX.to_string()];
-        let sorted = |df: DataFrame| {
-            df.lazy()
-                .select([col(CLASS_INDEX), col(BUCKET_COL), col(COUNT_COL)])
-                .sort([CLASS_INDEX, BUCKET_COL], Default::default())
-                .collect()
-                .unwrap()
-        };
-        let packed =
-            collect_all(histogram_queries(&lf, &fine, &["x".to_string()]).unwrap()).unwrap();
-        let two_keys = collect_all(vec![lf
-            .clone()
-            .group_by([
-                col(CLASS_INDEX),
-                bucket_expr("x", BUCKET_SHIFT).alias(BUCKET_COL),
-            ])
-            .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-            .with_columns(keys_as_text(&fine))])
-        .unwrap();
-        let (packed, two_keys) = (sorted(packed[0].clone()), sorted(two_keys[0].clone()));
-        assert!(packed.equals_missing(&two_keys), "{packed}\n{two_keys}");
-        // Seven classes (null too), each with ten buckets: the twelve values less the two
-        // zeros made one and 1 and its next float sharing a bucket.
-        assert_eq!(packed.height(), 7 * 10);
-    }
-
-    /// A text key is packed with the bucket by its code (`TextCodes`): the histogram holds
-    /// the same rows as one grouped by the text and the bucket, a null text and values
-    /// that only differ in case or space included, and a second key beside it stays a
-    /// key of its own.
-    #[test]
-    fn a_packed_text_key_and_bucket_equal_the_two_keys() {
-        let names = [
-            Some("gpt-4.1"),
-            None,
-            Some("GPT-4.1"),
-            Some("gpt-4.1 "),
-            Some(""),
-            Some("claude-sonnet-4"),
-        ];
-        let mut text = vec![];
-        let mut period = vec![];
-        let mut values = vec![];
-        for i in 0..900usize {
-            text.push(names[i % names.len()]);
-            period.push(((i / 7) % 4) as i64 * 3_600_000);
-            values.push(match i % 5 {
-                0 => None,
-                k => Some(k as f64 * 10f64.powi((i % 11) as i32 - 3)),
-            });
-        }
-        let lf = df!("model" => text, "__period" => period, "x" => values)
-            .unwrap()
-            .lazy();
-        for fine in [
-            vec!["model".to_string()],
-            vec!["__period".to_string(), "model".to_string()],
-        ] {
-            let mut order = fine.clone();
-            order.push(BUCKET_COL.to_string());
-            let sorted = |df: DataFrame| {
-                let mut cols: Vec<Expr> = order.iter().map(|k| col(k.as_str())).collect();
-                cols.push(col(COUNT_COL));
-                df.lazy()
-                    .select(cols)
-                    .sort(order.clone(), Default::default())
-                    .collect()
-                    .unwrap()
-            };
-            let packed =
-                collect_all(histogram_queries(&lf, &fine, &["x".to_string()]).unwrap()).unwrap();
-            let mut by = key_exprs(&fine);
-            by.push(bucket_expr("x", BUCKET_SHIFT).alias(BUCKET_COL));
-            let two_keys = collect_all(vec![lf
-                .clone()
-                .group_by(by)
-                .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-                .with_columns(keys_as_text(&fine))])
-            .unwrap();
-            let (packed, two_keys) = (sorted(packed[0].clone()), sorted(two_keys[0].clone()));
-            assert!(packed.equals_missing(&two_keys), "{packed}\n{two_keys}");
-            assert_eq!(packed.column("model").unwrap().dtype(), &DataType::String);
-            assert!(packed.column("model").unwrap().null_count() > 0);
-        }
-    }
-
     #[test]
     fn order_keys_keep_the_order_of_floats() {
         let xs = [
@@ -1112,7 +835,7 @@ mod tests {
         let qs: Vec<f64> = (0..=200).map(|k| k as f64 / 200.0).collect();
         let lf = df!("x" => x.clone()).unwrap().lazy();
         let values = ["x".to_string()];
-        let hist = collect_all(histogram_queries(&lf, &[], &values).unwrap()).unwrap();
+        let hist = histogram::collect(&lf, &[], &values).unwrap();
         let mut ranks = Ranks::locate_at(&hist, &[], &[vec![]], &values, &qs).unwrap();
         ranks.resolve(&lf).unwrap();
         let got = ranks.finish_quantiles().unwrap().pop().unwrap();
@@ -1157,7 +880,7 @@ mod tests {
         ] {
             // The quantiles, and how many passes they took after the histogram.
             let run = |cap: Option<usize>| {
-                let hist = collect_all(histogram_queries(&lf, &fine, &values).unwrap()).unwrap();
+                let hist = histogram::collect(&lf, &fine, &values).unwrap();
                 let mut ranks = Ranks::locate_at(&hist, &fine, &levels, &values, &qs).unwrap();
                 assert_eq!(ranks.stage, vec![Stage::Values], "a small log");
                 if let Some(cap) = cap {

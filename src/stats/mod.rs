@@ -9,6 +9,7 @@ use polars::prelude::*;
 use crate::summary::Pct;
 
 pub mod exact;
+pub mod histogram;
 pub mod ranked;
 pub mod support;
 

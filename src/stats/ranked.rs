@@ -26,7 +26,7 @@ use super::exact::{
 use super::{key_columns, Key};
 
 /// Rows per bucket, per fine key, of pass 1's frame for one value
-/// (`exact::histogram_queries`) or of `refine_query`'s (finer buckets). A key whose values
+/// (`histogram::Histograms`) or of `refine_query`'s (finer buckets). A key whose values
 /// are all null has an empty histogram.
 pub fn histograms(df: &DataFrame, fine: &[String]) -> PolarsResult<BTreeMap<Key, Counts>> {
     let keys = key_columns(df, fine)?;
@@ -223,7 +223,7 @@ impl Ranked {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::exact::histogram_queries;
+    use crate::stats::histogram;
     use crate::stats::{collect_all, quantile7};
 
     /// Groups `a` and `b` of 5000 values of many buckets, with ties, negatives, −0 and a
@@ -271,7 +271,7 @@ mod tests {
         let df = series();
         let fine = vec!["g".to_string()];
         let lf = df.clone().lazy();
-        let hist = collect_all(histogram_queries(&lf, &fine, &["x".to_string()]).unwrap()).unwrap();
+        let hist = histogram::collect(&lf, &fine, &["x".to_string()]).unwrap();
         let layouts: BTreeMap<Key, Layout> = histograms(&hist[0], &fine)
             .unwrap()
             .into_iter()

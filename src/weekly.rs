@@ -606,16 +606,12 @@ fn build_inner(
         .collect::<PolarsResult<Vec<_>>>()?;
     while ranks.iter().any(|r| !r.done()) {
         let mut queries = vec![];
-        let mut per_family = vec![];
         for r in &mut ranks {
-            let q = r.queries(&lf);
-            per_family.push(q.len());
-            queries.extend(q);
+            queries.extend(r.queries(&lf)?);
         }
-        let mut frames = stats::collect_in_scans(queries)?.into_iter();
-        for (r, n) in ranks.iter_mut().zip(per_family) {
-            let f: Vec<DataFrame> = frames.by_ref().take(n).collect();
-            r.read(&f)?;
+        stats::collect_in_scans(queries)?;
+        for r in &mut ranks {
+            r.read()?;
         }
     }
     let mut found = ranks.into_iter().map(|r| {

@@ -11,13 +11,13 @@
 //!    thousand per metric and group).
 //! 2. **The ranks' buckets.** From the counts, the two ranks type 7 interpolates between
 //!    (⌊h⌋ and ⌈h⌉ for h = (n − 1)·q) fall in known buckets at known offsets. A second
-//!    streaming group-by keeps only the rows in those buckets and counts each distinct
-//!    value; the values at the offsets are then exact.
+//!    streaming pass keeps only the rows in those buckets and counts each distinct value
+//!    (`kept`); the values at the offsets are then exact.
 //!
 //! The rows of a bucket grow with the log, and pass 2 holds each distinct value it keeps.
 //! Where the buckets of a value's ranks hold more than 2^20 rows, pass 2 counts their rows
 //! per finer bucket (512 to a bucket) and, beside that, keeps their values only while it
-//! has met at most 2^20 distinct (key, value) pairs (`Cap`). A log's timings have a
+//! has met at most 2^20 distinct (key, value) pairs (`CAP`). A log's timings have a
 //! resolution (0.1 ms, 1 ms), so on most logs the values stay within the cap, however many
 //! rows hold them, and the value is done. Where they pass it, the finer buckets say which
 //! hold the ranks, and a third pass keeps only those (`Ranks::read`). Memory is bounded by
@@ -31,14 +31,13 @@
 //! report's CDFs ask for 201); p50/p95/p99 are the usual three.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use polars::chunked_array::ops::arity::unary_elementwise_values;
 use polars::prelude::*;
 
 use super::histogram;
-use super::{at_height, collect_all, key_columns, keys_as_text, Key, QUANTILES};
+use super::kept::{Kept, Wanted};
+use super::{collect_all, key_columns, keys_as_text, Key, QUANTILES};
 use crate::summary::{round3, Pct};
 
 /// Bits below the bucket: 52 mantissa bits less the 9 a bucket keeps.
@@ -66,9 +65,8 @@ pub(super) const FINE_SHIFT: u32 = 34;
 /// rows of a bucket grow with the log (at 100M requests, millions per value).
 pub(super) const REFINE_ABOVE: u64 = 1 << 20;
 
-/// The distinct (key, value) pairs a capped query keeps at most: as many as the rows an
-/// uncapped values query may keep. Its set of their hashes (8 bytes a pair) lives until
-/// the pass's frames are read, as its frame (a row a pair) does. On the generated
+/// The distinct (key, value) pairs a capped value keeps at most: as many as the rows an
+/// uncapped value may keep. On the generated
 /// 100M-request log (0.1 ms resolution) every value `analyze` asks for stays within it;
 /// at 2^18, one did not.
 const CAP: usize = REFINE_ABOVE as usize;
@@ -118,50 +116,6 @@ impl Keep {
     }
 }
 
-/// How many distinct (fine key, value) pairs a capped query (`capped`) may keep:
-/// those it has kept, by a 64-bit hash of each, up to `limit`. Past it, the query keeps
-/// nothing more and its frame is not used (`passed`): the values' group-by then holds at
-/// most `limit` groups (and the morsels in flight), however many rows the buckets hold.
-pub(super) struct Cap {
-    limit: usize,
-    seen: Mutex<PlHashSet<u64>>,
-    passed: AtomicBool,
-}
-
-impl Cap {
-    fn new(limit: usize) -> Cap {
-        Cap {
-            limit,
-            seen: Mutex::new(PlHashSet::new()),
-            passed: AtomicBool::new(false),
-        }
-    }
-
-    /// Whether a morsel's kept pairs (their hashes) may be kept: all of them fit within
-    /// the limit, with those kept before.
-    fn admit(&self, pairs: impl Iterator<Item = u64>) -> bool {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        if self.passed.load(Ordering::Relaxed) {
-            return false;
-        }
-        for p in pairs {
-            seen.insert(p);
-            if seen.len() > self.limit {
-                self.passed.store(true, Ordering::Relaxed);
-                // Not needed any more: the query's frame will not be read.
-                *seen = PlHashSet::new();
-                return false;
-            }
-        }
-        true
-    }
-
-    /// Whether the query met more distinct pairs than the limit (and so kept only some).
-    fn passed(&self) -> bool {
-        self.passed.load(Ordering::Relaxed)
-    }
-}
-
 /// `keep` of `name`'s value where its bucket (at `shift` bits) is one of `needed`, else
 /// null: one function over the values, as `bucket_expr`.
 fn kept(name: &str, shift: u32, needed: &BTreeSet<i64>, keep: Keep) -> Expr {
@@ -192,59 +146,6 @@ fn kept(name: &str, shift: u32, needed: &BTreeSet<i64>, keep: Keep) -> Expr {
         },
         move |_, f| Ok(Field::new(f.name().clone(), dtype.clone())),
     )
-}
-
-/// The values of `value` (kept values, the rest filtered out) while the distinct (key,
-/// value) pairs met stay within `cap`; null everywhere once they pass it. `keys` is a
-/// 64-bit hash of the row's fine keys (`keys_hash`).
-fn gate(value: Expr, keys: Expr, cap: Arc<Cap>) -> Expr {
-    value.map_many(
-        move |cols: &mut [Column]| {
-            let height = cols[0].len().max(cols[1].len());
-            let (values, keys) = (at_height(&cols[0], height), at_height(&cols[1], height));
-            let (values, keys) = (values.f64()?, keys.u64()?);
-            let pairs = values
-                .iter()
-                .zip(keys.iter())
-                .filter_map(|(v, k)| Some(pair_hash(v?, k.unwrap_or(0))));
-            Ok(if cap.admit(pairs) {
-                values.clone().into_column()
-            } else {
-                Float64Chunked::full_null(values.name().clone(), values.len()).into_column()
-            })
-        },
-        &[keys],
-        |_, f| Ok(Field::new(f[0].name().clone(), DataType::Float64)),
-    )
-}
-
-/// One (key, value) pair as one 64-bit number: the key's hash and the value's bits (kept
-/// values have been through `value_of`, so one value has one pattern) mixed (SplitMix64's
-/// finaliser), so that two pairs rarely share it.
-fn pair_hash(value: f64, key: u64) -> u64 {
-    let mut z = (value.to_bits() ^ key.rotate_left(32)).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A 64-bit hash of the row's `keys` (0 without keys), with fixed seeds: `capped`'s
-/// count of distinct pairs is the same in every run.
-fn keys_hash(keys: &[String]) -> Expr {
-    keys.iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let i = i as u64;
-            col(k.as_str()).hash(
-                0x6b65_7973 + i,
-                0x6361_7070 + i,
-                0x6564_0000 + i,
-                0x7061_6972 + i,
-            )
-        })
-        .reduce(|a, b| a.xor(b))
-        // A literal integer is typed when it is used (an i32 here), not by its Rust type.
-        .unwrap_or_else(|| lit(0u64).cast(DataType::UInt64))
 }
 
 fn key_exprs(keys: &[String]) -> Vec<Expr> {
@@ -335,9 +236,9 @@ pub struct Ranks {
     shift: Vec<u32>,
     /// Per value, what the next pass asks of it.
     stage: Vec<Stage>,
-    /// Per value, the cap of its capped query in the pass under way.
-    caps: Vec<Option<Arc<Cap>>>,
-    /// The distinct (key, value) pairs a capped query may keep: `CAP`, which a test
+    /// The pass under way: what it keeps, and of which values (by index).
+    pass: Option<(Kept, Vec<usize>)>,
+    /// The distinct (key, value) pairs a capped value may keep: `CAP`, which a test
     /// lowers.
     cap: usize,
     /// Per value, once done: rows per (fine key, value) in the buckets of its ranks.
@@ -478,82 +379,67 @@ impl Ranks {
             shift: vec![BUCKET_SHIFT; values.len()],
             needed,
             stage,
-            caps: vec![None; values.len()],
+            pass: None,
             cap: CAP,
             found: vec![None; values.len()],
         })
     }
 
-    /// The queries of the next pass, to be collected together (with any other queries of
-    /// the same pass), in order, and given to `read`. Per value not yet done (`Stage`):
-    /// its values in its needed buckets; or, where those buckets hold many rows, their
-    /// rows per finer bucket and, beside them, their values up to `cap` distinct ones.
-    /// None once every value is done.
-    pub fn queries(&mut self, lf: &LazyFrame) -> Vec<LazyFrame> {
-        let mut out = vec![];
+    /// The query of the next pass, to be collected with any other queries of the same
+    /// pass and then `read`; none once every value is done. It keeps, per value not yet
+    /// done (`Stage`), its values in its needed buckets; where those buckets hold many
+    /// rows, their rows per finer bucket too, and their values only up to `cap` distinct
+    /// ones (`kept`).
+    pub fn queries(&mut self, lf: &LazyFrame) -> PolarsResult<Vec<LazyFrame>> {
+        let mut wanted = vec![];
+        let mut which = vec![];
         for vi in 0..self.values.len() {
-            match self.stage[vi] {
-                Stage::Done => {}
-                Stage::Values => out.push(self.in_needed(lf, vi, Keep::Value)),
-                Stage::Capped => {
-                    let cap = Arc::new(Cap::new(self.cap));
-                    out.push(self.in_needed(lf, vi, Keep::Bucket(FINE_SHIFT)));
-                    out.push(capped(
-                        lf,
-                        &self.fine,
-                        &self.values[vi],
-                        self.shift[vi],
-                        &self.needed[vi],
-                        cap.clone(),
-                    ));
-                    self.caps[vi] = Some(cap);
-                }
-            }
+            let cap = match self.stage[vi] {
+                Stage::Done => continue,
+                Stage::Values => None,
+                Stage::Capped => Some(self.cap),
+            };
+            wanted.push(Wanted {
+                value: self.values[vi].clone(),
+                shift: self.shift[vi],
+                needed: self.needed[vi].iter().copied().collect(),
+                cap,
+            });
+            which.push(vi);
         }
-        out
+        if wanted.is_empty() {
+            return Ok(vec![]);
+        }
+        let kept = Kept::new(lf, &self.fine, wanted)?;
+        let query = kept.query();
+        self.pass = Some((kept, which));
+        Ok(vec![query])
     }
 
-    /// Rows per (fine key, `keep` of the value) among the rows of value `vi` in its
-    /// needed buckets.
-    fn in_needed(&self, lf: &LazyFrame, vi: usize, keep: Keep) -> LazyFrame {
-        in_buckets(
-            lf,
-            &self.fine,
-            &self.values[vi],
-            self.shift[vi],
-            &self.needed[vi],
-            keep,
-        )
-    }
-
-    /// Reads the frames of `queries`' pass (in order). A value whose distinct values
-    /// stayed within the cap is done; one that passed it has its ranks moved to their finer
-    /// buckets, whose values the next pass keeps.
-    pub fn read(&mut self, frames: &[DataFrame]) -> PolarsResult<()> {
-        let mut frames = frames.iter();
-        let mut next = || {
-            frames.next().cloned().ok_or_else(
-                || polars_err!(ComputeError: "a pass returned fewer frames than it ran queries"),
-            )
+    /// Reads what the pass of `queries` found, once collected. A value whose distinct
+    /// values stayed within the cap is done; one that passed it has its ranks moved to
+    /// their finer buckets, whose values the next pass keeps.
+    pub fn read(&mut self) -> PolarsResult<()> {
+        let Some((kept, which)) = self.pass.take() else {
+            return Ok(());
         };
-        for vi in 0..self.values.len() {
+        for (vi, found) in which.into_iter().zip(kept.found()?) {
             match self.stage[vi] {
                 Stage::Done => {}
                 Stage::Values => {
-                    self.found[vi] = Some(next()?);
+                    self.found[vi] = Some(found.values);
                     self.stage[vi] = Stage::Done;
                 }
-                Stage::Capped => {
-                    let (finer, values) = (next()?, next()?);
-                    let cap = self.caps[vi].take().expect("set by `queries`");
-                    if cap.passed() {
+                Stage::Capped => match found.finer {
+                    Some(finer) if found.passed => {
                         self.refine_value(vi, &finer)?;
                         self.stage[vi] = Stage::Values;
-                    } else {
-                        self.found[vi] = Some(values);
+                    }
+                    _ => {
+                        self.found[vi] = Some(found.values);
                         self.stage[vi] = Stage::Done;
                     }
-                }
+                },
             }
         }
         Ok(())
@@ -568,8 +454,8 @@ impl Ranks {
     /// two where a value's needed buckets hold many rows and many distinct values.
     pub fn resolve(&mut self, lf: &LazyFrame) -> PolarsResult<()> {
         while !self.done() {
-            let frames = collect_all(self.queries(lf))?;
-            self.read(&frames)?;
+            collect_all(self.queries(lf)?)?;
+            self.read()?;
         }
         Ok(())
     }
@@ -691,36 +577,6 @@ pub(super) fn in_buckets(
     lf.clone()
         .select(cols)
         .filter(col(name).is_not_null())
-        .group_by(by)
-        .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-        .with_columns(keys_as_text(fine))
-}
-
-/// Rows per (fine key, value) among the rows whose `value` is in one of the buckets
-/// `needed` (at `shift` bits), as `in_buckets` with `Keep::Value`, while the distinct
-/// pairs stay within `cap` (`gate`).
-///
-/// A query of its own from the plan, as `in_buckets` is, rather than a branch of that
-/// query's rows: a subplan two queries share apart from the pass's own is buffered for
-/// the slower of the two (a 100M-request analyze: 3.6 GB, twice the time).
-fn capped(
-    lf: &LazyFrame,
-    fine: &[String],
-    value: &str,
-    shift: u32,
-    needed: &BTreeSet<i64>,
-    cap: Arc<Cap>,
-) -> LazyFrame {
-    let mut cols = key_exprs(fine);
-    cols.push(kept(value, shift, needed, Keep::Value).alias(VALUE_COL));
-    let mut by = key_exprs(fine);
-    by.push(col(VALUE_COL));
-    lf.clone()
-        .select(cols)
-        .filter(col(VALUE_COL).is_not_null())
-        // After the filter: only the kept rows' keys are hashed.
-        .with_column(gate(col(VALUE_COL), keys_hash(fine), cap).alias(VALUE_COL))
-        .filter(col(VALUE_COL).is_not_null())
         .group_by(by)
         .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
         .with_columns(keys_as_text(fine))
@@ -889,14 +745,16 @@ mod tests {
                 }
                 let mut passes = 0;
                 while !ranks.done() {
-                    let queries = ranks.queries(&lf);
-                    let frames = collect_all(queries).unwrap();
+                    collect_all(ranks.queries(&lf).unwrap()).unwrap();
                     if cap == Some(0) && passes == 0 {
-                        // The capped query (after the finer buckets') kept nothing.
-                        assert_eq!(frames.len(), 2);
-                        assert_eq!(frames[1].height(), 0);
+                        // The capped value kept nothing, and has its finer buckets.
+                        let (kept, _) = ranks.pass.as_ref().unwrap();
+                        let found = kept.found().unwrap();
+                        assert!(found[0].passed);
+                        assert_eq!(found[0].values.height(), 0);
+                        assert!(found[0].finer.as_ref().unwrap().height() > 0);
                     }
-                    ranks.read(&frames).unwrap();
+                    ranks.read().unwrap();
                     passes += 1;
                 }
                 (ranks.finish_quantiles().unwrap(), passes)
@@ -910,22 +768,6 @@ mod tests {
             let groups = plain.last().unwrap();
             assert!(groups.values().all(|q| q[0].n > 1000), "{fine:?}");
         }
-    }
-
-    /// A cap admits pairs until it has seen more distinct ones than its limit, then
-    /// nothing; pairs seen again do not count twice.
-    #[test]
-    fn a_cap_admits_distinct_pairs_up_to_its_limit() {
-        let cap = Cap::new(3);
-        assert!(cap.admit([1, 2, 2, 1].into_iter()));
-        assert!(cap.admit([3, 1].into_iter()));
-        assert!(!cap.passed());
-        assert!(!cap.admit([4].into_iter()));
-        assert!(cap.passed());
-        assert!(!cap.admit([1].into_iter()), "nothing once passed");
-        // One value with two keys is two pairs; its -0 and 0 one value (`value_of`).
-        assert_ne!(pair_hash(1.5, 1), pair_hash(1.5, 2));
-        assert_eq!(pair_hash(value_of(-0.0), 7), pair_hash(0.0, 7));
     }
 
     /// Against polars' own in-memory quantile, on values spread over many buckets, piled

@@ -13,15 +13,13 @@
 //! The frames are those a polars group-by by the keys and the bucket gives (a test checks
 //! it): the keys as text, `__bucket` (null for a null value) and `__count`.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use polars::prelude::*;
 
 use super::exact::{bucket_of, BUCKET_COL, BUCKET_SHIFT, COUNT_COL};
+use super::tuples::{counting_query, lock, Keys, Numbered, DENSE_CELLS};
 use super::{at_height, collect_all};
-
-/// A key tuple: one code per key (`Coding`), null for a null key.
-type Tuple = Vec<Option<u64>>;
 
 /// Bits of a bucket in a packed (tuple, bucket) count key: buckets are in [-2^20, 2^20)
 /// (64 bits less `BUCKET_SHIFT`), offset by `BUCKET_OFFSET` into [2^20, 3·2^20); 0
@@ -38,164 +36,55 @@ fn bucket(key: u64) -> Option<i64> {
     }
 }
 
-/// How a key's values become codes, and back.
-#[derive(Clone)]
-enum Coding {
-    /// Text: its code in polars' global categories, which hold each distinct value once
-    /// for the process (a log's models and channels: a handful).
-    Text(DataType),
-    Flag,
-    /// An integer, or a type whose physical values are integers (a date, a time): its
-    /// physical value as 64 bits, cast back to `DataType`.
-    Number(DataType),
-}
-
-impl Coding {
-    fn of(name: &str, dtype: &DataType) -> PolarsResult<Coding> {
-        Ok(match dtype {
-            DataType::String => Coding::Text(DataType::from_categories(Categories::global())),
-            DataType::Boolean => Coding::Flag,
-            d if d.to_physical().is_integer() && d.to_physical() != DataType::UInt64 => {
-                Coding::Number(d.clone())
-            }
-            d => polars_bail!(ComputeError: "a histogram cannot be keyed by `{name}` of type {d}"),
-        })
-    }
-
-    /// A morsel's codes (`height` of them).
-    fn encode(&self, c: &Column, height: usize) -> PolarsResult<Vec<Option<u64>>> {
-        let c = at_height(c, height);
-        Ok(match self {
-            Coding::Text(dtype) => {
-                let codes = c.cast(dtype)?.to_physical_repr();
-                let codes = codes.as_materialized_series().u32()?.clone();
-                codes.iter().map(|k| k.map(u64::from)).collect()
-            }
-            Coding::Flag => c.bool()?.iter().map(|b| b.map(u64::from)).collect(),
-            Coding::Number(_) => {
-                let values = c.to_physical_repr().strict_cast(&DataType::Int64)?;
-                let values = values.as_materialized_series().i64()?.clone();
-                values.iter().map(|v| v.map(|v| v as u64)).collect()
-            }
-        })
-    }
-
-    /// The keys of `codes` as text: as `keys_as_text` casts the key itself.
-    fn decode(&self, name: &str, codes: Vec<Option<u64>>) -> PolarsResult<Column> {
-        let name = PlSmallStr::from(name);
-        let typed = match self {
-            Coding::Text(dtype) => {
-                let codes: UInt32Chunked = codes.into_iter().map(|k| k.map(|k| k as u32)).collect();
-                Categorical32Chunked::from_cats_and_dtype(codes, dtype.clone()).into_series()
-            }
-            Coding::Flag => {
-                let flags: BooleanChunked = codes.into_iter().map(|k| k.map(|k| k != 0)).collect();
-                flags.into_series()
-            }
-            Coding::Number(dtype) => {
-                let values: Int64Chunked = codes.into_iter().map(|k| k.map(|k| k as i64)).collect();
-                values.into_series().strict_cast(dtype)?
-            }
-        };
-        Ok(typed.cast(&DataType::String)?.with_name(name).into_column())
-    }
-}
-
 /// What the morsels have counted so far.
-#[derive(Default)]
 struct Totals {
-    /// Every key tuple met, by its number (the order met), and the number of each.
-    tuples: Vec<Tuple>,
-    numbers: PlHashMap<Tuple, u32>,
+    tuples: Numbered,
     /// Per value: rows per count key: the tuple's number above `BUCKET_BITS`, the value's
     /// slot (`slot`) below.
     counts: Vec<PlHashMap<u64, u64>>,
-}
-
-impl Totals {
-    fn number(&mut self, tuple: Tuple) -> u32 {
-        if let Some(&n) = self.numbers.get(&tuple) {
-            return n;
-        }
-        let n = self.tuples.len() as u32;
-        self.tuples.push(tuple.clone());
-        self.numbers.insert(tuple, n);
-        n
-    }
 }
 
 /// Pass 1's histograms of `values` per (fine key, bucket): one query, collected with the
 /// pass's others, then `frames`.
 pub struct Histograms {
     lf: LazyFrame,
-    keys: Vec<String>,
+    keys: Keys,
     values: Vec<String>,
-    codings: Vec<Coding>,
     totals: Arc<Mutex<Totals>>,
 }
 
 impl Histograms {
     pub fn new(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResult<Histograms> {
-        let schema = if keys.is_empty() {
-            Arc::new(Schema::default())
-        } else {
-            lf.clone().collect_schema()?
-        };
-        let codings = keys
-            .iter()
-            .map(|k| Coding::of(k, schema.try_get(k.as_str())?))
-            .collect::<PolarsResult<_>>()?;
         Ok(Histograms {
             lf: lf.clone(),
-            keys: keys.to_vec(),
+            keys: Keys::new(lf, keys)?,
             values: values.to_vec(),
-            codings,
             totals: Arc::new(Mutex::new(Totals {
+                tuples: Numbered::default(),
                 counts: vec![PlHashMap::new(); values.len()],
-                ..Totals::default()
             })),
         })
     }
 
-    /// The query that counts: its one row (the rows it counted) is not needed.
+    /// The query that counts.
     pub fn query(&self) -> LazyFrame {
-        let mut inputs: Vec<Expr> = self.keys.iter().map(|k| col(k.as_str())).collect();
+        let mut inputs = self.keys.exprs();
         inputs.extend(
             self.values
                 .iter()
                 .map(|v| col(v.as_str()).cast(DataType::Float64)),
         );
-        let first = inputs.remove(0);
-        let (codings, totals) = (self.codings.clone(), self.totals.clone());
-        let counted = first.map_many(
-            move |cols: &mut [Column]| {
-                let height = cols.iter().map(Column::len).max().unwrap_or(0);
-                count_morsel(cols, &codings, &totals, height)?;
-                Ok(Column::new_scalar(
-                    "__counted".into(),
-                    Scalar::new(DataType::UInt64, AnyValue::UInt64(1)),
-                    height,
-                ))
-            },
-            &inputs,
-            |_, _| Ok(Field::new("__counted".into(), DataType::UInt64)),
-        );
-        self.lf.clone().select([counted.sum().alias("__counted")])
+        let (keys, totals) = (self.keys.clone(), self.totals.clone());
+        counting_query(&self.lf, inputs, move |cols, height| {
+            count_morsel(cols, &keys, &totals, height)
+        })
     }
 
     /// Once the query is collected: per value, in order, rows per (fine key, bucket), as
     /// a frame with the keys as text, `__bucket` and `__count`.
     pub fn frames(&self) -> PolarsResult<Vec<DataFrame>> {
         let totals = lock(&self.totals);
-        let keys: Vec<Column> = self
-            .keys
-            .iter()
-            .zip(&self.codings)
-            .enumerate()
-            .map(|(i, (name, coding))| {
-                coding.decode(name, totals.tuples.iter().map(|t| t[i]).collect())
-            })
-            .collect::<PolarsResult<_>>()?;
+        let keys = self.keys.columns(totals.tuples.tuples())?;
         totals
             .counts
             .iter()
@@ -228,27 +117,15 @@ pub fn collect(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResu
     histograms.frames()
 }
 
-fn lock(totals: &Mutex<Totals>) -> MutexGuard<'_, Totals> {
-    // A morsel that failed leaves counts the pass's error discards with them.
-    totals.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Counts one morsel's rows: `cols` are the keys (as `codings`), then the values (as
-/// floats).
+/// Counts one morsel's rows: `cols` are the keys, then the values (as floats).
 fn count_morsel(
     cols: &[Column],
-    codings: &[Coding],
+    keys: &Keys,
     totals: &Mutex<Totals>,
     height: usize,
 ) -> PolarsResult<()> {
-    let (keys, values) = cols.split_at(codings.len());
-    // The morsel's key tuples, numbered by one pass per key over the rows: each row's
-    // tuple so far and its next code make its tuple with one key more.
-    let mut tuple_of = vec![0u32; height];
-    let mut tuples: Vec<Tuple> = vec![vec![]];
-    for (c, coding) in keys.iter().zip(codings) {
-        tuples = longer_tuples(&mut tuple_of, &tuples, coding.encode(c, height)?);
-    }
+    let (key_cols, values) = cols.split_at(keys.len());
+    let (tuple_of, tuples) = keys.number(key_cols, height)?;
     // Per value, rows per (morsel's tuple, bucket).
     let mut counted = Vec::with_capacity(values.len());
     for c in values {
@@ -266,7 +143,7 @@ fn count_morsel(
     let mut totals = lock(totals);
     let numbers: Vec<u64> = tuples
         .into_iter()
-        .map(|t| u64::from(totals.number(t)))
+        .map(|t| u64::from(totals.tuples.number(t)))
         .collect();
     for (all, counts) in totals.counts.iter_mut().zip(counted) {
         for (t, slot, n) in counts {
@@ -275,45 +152,6 @@ fn count_morsel(
         }
     }
     Ok(())
-}
-
-/// At most this many cells in a table indexed by position rather than hashed (1 MiB of
-/// counts, about a morsel's rows).
-const DENSE_CELLS: usize = 1 << 18;
-
-/// Each row's tuple with one key more (its code in `codes`): `tuple_of` moved to the
-/// longer tuples' numbers, which are returned. Small codes (text codes, class indexes)
-/// are looked up by position, others hashed.
-fn longer_tuples(tuple_of: &mut [u32], tuples: &[Tuple], codes: Vec<Option<u64>>) -> Vec<Tuple> {
-    let mut longer: Vec<Tuple> = vec![];
-    let mut add = |shorter: u32, code: Option<u64>| {
-        let mut tuple = tuples[shorter as usize].clone();
-        tuple.push(code);
-        longer.push(tuple);
-        (longer.len() - 1) as u32
-    };
-    let high = codes.iter().flatten().max().copied().unwrap_or(0);
-    // Cell 0 of a tuple is a null code, cell c + 1 code c.
-    let width = high.saturating_add(2);
-    match usize::try_from(width) {
-        Ok(width) if tuples.len().saturating_mul(width) <= DENSE_CELLS => {
-            let mut cells = vec![u32::MAX; tuples.len() * width];
-            for (t, code) in tuple_of.iter_mut().zip(codes) {
-                let cell = *t as usize * width + code.map_or(0, |c| c as usize + 1);
-                if cells[cell] == u32::MAX {
-                    cells[cell] = add(*t, code);
-                }
-                *t = cells[cell];
-            }
-        }
-        _ => {
-            let mut numbers: PlHashMap<(u32, Option<u64>), u32> = PlHashMap::new();
-            for (t, code) in tuple_of.iter_mut().zip(codes) {
-                *t = *numbers.entry((*t, code)).or_insert_with(|| add(*t, code));
-            }
-        }
-    }
-    longer
 }
 
 /// A value's bucket as a count key's low bits: 0 for a null value.

@@ -10,8 +10,10 @@ use crate::summary::Pct;
 
 pub mod exact;
 pub mod histogram;
+mod kept;
 pub mod ranked;
 pub mod support;
+mod tuples;
 
 pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
 

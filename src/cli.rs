@@ -1125,11 +1125,11 @@ fn sse_cmd(a: SseArgs) -> Result<()> {
 }
 
 /// Groups polars' streaming group-by keeps in its table per thread (its default: 4,096).
-/// The rows of a group that does not fit are held until the input ends, and a histogram
-/// pass groups by class and bucket, thousands of groups per metric: with the default,
-/// `analyze` on 100M requests held 11 GB by the end of its first pass, growing with the
-/// rows; with 2^18 the pass stayed between 2.1 and 3.1 GB. The table is a few megabytes per
-/// thread and group-by.
+/// The rows of a group that does not fit are held until the input ends, and `compare`'s
+/// passes group its values by cohort and value, many thousands of groups: on 100M requests
+/// `compare --split` peaked at 3.27 GB with the default and 1.53 GB with 2^18 (2026-12-05;
+/// `analyze`, whose percentiles no longer use a group-by, and `throughput` the same with
+/// either). The table is a few megabytes per thread and group-by.
 const HOT_TABLE_SIZE: &str = "262144";
 
 /// Parquet row groups polars' reader fetches and decodes ahead of the queries reading

@@ -487,9 +487,15 @@ fn summarize(
         by.iter().map(|b| position(&pct_keys, b)).collect(),
     ];
 
-    // Two streaming passes over the plan. The first: the tally and the histograms.
+    // Two streaming passes over the plan. The first: the tally, the histograms and each
+    // data-quality check's examples.
     let histograms = Histograms::new(&plan.lf, &pct_keys, &values)?;
-    let mut first = stats::collect_all(vec![Tally::query(rules, plan, &fine), histograms.query()])?;
+    let examples = quality::ExampleSearch::default();
+    let mut first = stats::collect_all(vec![
+        Tally::query(rules, plan, &fine),
+        histograms.query(),
+        examples.query(&plan.lf),
+    ])?;
     let tally = Tally {
         df: first.remove(0),
     };
@@ -499,15 +505,6 @@ fn summarize(
     // The second: the values at the ranks (and, on a large log whose timings are fine
     // grained, a third: `Ranks::queries`).
     ranks.resolve(&plan.lf)?;
-    // Then the data-quality examples' first look, only of the checks that flagged a row (a
-    // clean log has none), in a scan of their own: on the values' scan, which buffers for
-    // its slowest reader, that pass grew to 14.7 GB on 100M requests; apart, under 1.6 GB.
-    let flagged: Vec<quality::Check> = quality::ALL
-        .iter()
-        .filter(|c| tally.total(&quality::column(c)).is_ok_and(|n| n > 0))
-        .cloned()
-        .collect();
-    let first_examples = stats::collect_all(quality::example_queries(&plan.lf, &flagged))?;
     let mut pcts = ranks.finish()?;
     let by_group = pcts.pop().expect("three levels");
     let by_class = pcts.pop().expect("three levels");
@@ -638,17 +635,7 @@ fn summarize(
         .unwrap_or_default();
 
     // Data quality.
-    let mut found = quality::examples(&plan.lf, &flagged, first_examples)?.into_iter();
-    let examples: Vec<Vec<quality::Example>> = quality::ALL
-        .iter()
-        .map(|c| {
-            if flagged.iter().any(|f| f.name == c.name) {
-                found.next().unwrap_or_default()
-            } else {
-                vec![]
-            }
-        })
-        .collect();
+    let examples = examples.found();
     let mut quality = vec![];
     for (check, examples) in quality::ALL.iter().zip(examples) {
         quality.push(QualityRow {

@@ -2,6 +2,9 @@
 //! summary counts them with example request ids. Nothing is fixed or dropped here:
 //! a flagged row keeps its values (missing stays null) and is still classified.
 
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
 use polars::prelude::*;
 
 use crate::catalogue::{self, Kind, FIELDS};
@@ -371,9 +374,6 @@ pub fn apply(
 
 /// How many examples each check shows.
 pub const EXAMPLES: usize = 3;
-/// Rows fetched per look for examples: more than `EXAMPLES`, so that an id flagged many
-/// times rarely needs a second look.
-const EXAMPLE_BATCH: IdxSize = 64;
 
 /// A flagged row as its examples name it: by id, or where the id is missing by file and
 /// row.
@@ -386,112 +386,143 @@ pub struct Example {
     pub has_id: bool,
 }
 
-/// The first `EXAMPLES` distinct flagged rows of each check, sorted by id, or by file and
-/// row (row 2 before row 10) where the id is missing: a top-k of each check
-/// (`example_queries`, collected in one pass with whatever else runs then), and another
-/// look only for a check whose first batch held fewer distinct rows.
-pub fn examples(
-    lf: &LazyFrame,
-    checks: &[Check],
-    first: Vec<DataFrame>,
-) -> PolarsResult<Vec<Vec<Example>>> {
-    let mut found: Vec<Vec<Example>> = vec![vec![]; checks.len()];
-    let mut open: Vec<usize> = (0..checks.len()).collect();
-    let mut frames = first;
-    loop {
-        let mut still = vec![];
-        for (&i, df) in open.iter().zip(&frames) {
-            let keys = df.column("__key")?.str()?;
-            let rows = df.column("__row")?.i64()?;
-            let ids = df.column("__has_id")?.bool()?;
-            let mut batch: Vec<Example> = (0..df.height())
-                .filter_map(|r| {
-                    Some(Example {
-                        key: keys.get(r)?.to_string(),
-                        row: rows.get(r).unwrap_or(0),
-                        has_id: ids.get(r).unwrap_or(false),
-                    })
-                })
-                .collect();
-            batch.sort();
-            batch.dedup();
-            for e in batch {
-                if found[i].len() < EXAMPLES && found[i].last() != Some(&e) {
-                    found[i].push(e);
+/// The first `EXAMPLES` distinct flagged rows of every check, sorted by id, or by file and
+/// row (row 2 before row 10) where the id is missing, found in the pass that counts the
+/// flags: one function over each morsel keeps, per check, the smallest it has met. A
+/// check's examples so cost no scan of their own, and hold `EXAMPLES` rows at most.
+pub struct ExampleSearch {
+    found: Arc<Mutex<Vec<BTreeSet<Example>>>>,
+}
+
+impl Default for ExampleSearch {
+    fn default() -> Self {
+        ExampleSearch {
+            found: Arc::new(Mutex::new(vec![BTreeSet::new(); ALL.len()])),
+        }
+    }
+}
+
+impl ExampleSearch {
+    /// The query that looks, to be collected with the pass's others.
+    pub fn query(&self, lf: &LazyFrame) -> LazyFrame {
+        let mut inputs = vec![col("request_id"), col(SOURCE_COL), col(ROW_COL)];
+        inputs.extend(ALL.iter().map(|c| col(column(c).as_str())));
+        let found = self.found.clone();
+        stats::counting_query(lf, inputs, move |cols, height| {
+            let local = examples_of_morsel(cols, height)?;
+            let mut found = stats::lock(&found);
+            for (all, mine) in found.iter_mut().zip(local) {
+                for e in mine {
+                    keep_smallest(all, e);
                 }
             }
-            // A full batch of one id may hide the next: look past it.
-            if found[i].len() < EXAMPLES && df.height() as IdxSize == EXAMPLE_BATCH {
-                still.push(i);
+            Ok(())
+        })
+    }
+
+    /// Once the query is collected: each check's examples, in `ALL`'s order.
+    pub fn found(&self) -> Vec<Vec<Example>> {
+        stats::lock(&self.found)
+            .iter()
+            .map(|set| set.iter().cloned().collect())
+            .collect()
+    }
+}
+
+/// Adds `e` to `set` if it is among the `EXAMPLES` smallest.
+fn keep_smallest(set: &mut BTreeSet<Example>, e: Example) {
+    set.insert(e);
+    if set.len() > EXAMPLES {
+        set.pop_last();
+    }
+}
+
+/// Per check, the `EXAMPLES` smallest distinct examples among one morsel's flagged rows.
+/// `cols`: the id, the file, the row, then every check's flag in `ALL`'s order.
+fn examples_of_morsel(cols: &[Column], height: usize) -> PolarsResult<Vec<BTreeSet<Example>>> {
+    let (ids, files, rows) = (
+        stats::at_height(&cols[0], height),
+        &cols[1],
+        stats::at_height(&cols[2], height),
+    );
+    let (ids, rows) = (ids.str()?, rows.cast(&DataType::Int64)?);
+    let rows = rows.i64()?;
+    let mut out = vec![];
+    for flag in &cols[3..] {
+        let flag = stats::at_height(flag, height);
+        let flag = flag.bool()?;
+        let mut set = BTreeSet::new();
+        if flag.sum().unwrap_or(0) == 0 {
+            out.push(set);
+            continue;
+        }
+        for (r, f) in flag.iter().enumerate() {
+            if f != Some(true) {
+                continue;
+            }
+            let file: AnyValue;
+            let (key, row, has_id): (&str, i64, bool) = match ids.get(r) {
+                Some(id) => (id, 0, true),
+                None => {
+                    file = files.get(r)?;
+                    let row = rows.get(r).unwrap_or(0);
+                    match &file {
+                        AnyValue::String(f) => (f, row, false),
+                        AnyValue::StringOwned(f) => (f.as_str(), row, false),
+                        _ => continue,
+                    }
+                }
+            };
+            // Compared before the text is copied: most flagged rows are not among the
+            // smallest.
+            let larger = set.len() == EXAMPLES
+                && set.last().is_some_and(|l: &Example| {
+                    (key, row, has_id) >= (l.key.as_str(), l.row, l.has_id)
+                });
+            if !larger {
+                let key = key.to_string();
+                keep_smallest(&mut set, Example { key, row, has_id });
             }
         }
-        if still.is_empty() {
-            return Ok(found);
-        }
-        let queries = still
-            .iter()
-            .map(|&i| example_query(lf, &checks[i], found[i].last()))
-            .collect();
-        frames = stats::collect_all(queries)?;
-        open = still;
+        out.push(set);
     }
-}
-
-/// The first look for examples of each check, one query per check.
-pub fn example_queries(lf: &LazyFrame, checks: &[Check]) -> Vec<LazyFrame> {
-    checks.iter().map(|c| example_query(lf, c, None)).collect()
-}
-
-fn example_query(lf: &LazyFrame, check: &Check, after: Option<&Example>) -> LazyFrame {
-    let mut flagged = lf.clone().filter(col(column(check).as_str()));
-    if let Some(last) = after {
-        flagged = flagged.filter(beyond(last));
-    }
-    flagged.select(example_columns()).bottom_k(
-        EXAMPLE_BATCH,
-        [col("__key"), col("__row")],
-        Default::default(),
-    )
-}
-
-fn example_columns() -> Vec<Expr> {
-    let has_id = col("request_id").is_not_null();
-    vec![
-        when(has_id.clone())
-            .then(col("request_id"))
-            .otherwise(col(SOURCE_COL))
-            .alias("__key"),
-        when(has_id.clone())
-            .then(lit(0i64))
-            .otherwise(col(ROW_COL))
-            .alias("__row"),
-        has_id.alias("__has_id"),
-    ]
-}
-
-/// Rows sorting after `last` by (key, row).
-fn beyond(last: &Example) -> Expr {
-    let cols = example_columns();
-    let (key, row) = (cols[0].clone(), cols[1].clone());
-    key.clone()
-        .gt(lit(last.key.clone()))
-        .or(key.eq(lit(last.key.clone())).and(row.gt(lit(last.row))))
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A check whose first batch is all one id (more rows of it than a batch holds) looks
-    /// past it for the next ids; ids and file positions sort together, rows by number.
+    /// The examples of each check, from `ExampleSearch` over `df` in morsels of `chunk`
+    /// rows (each a chunk of its own, as the streaming engine may give them).
+    fn search(df: &DataFrame, chunk: usize) -> Vec<Vec<Example>> {
+        let mut parts = df.slice(0, chunk);
+        let mut at = chunk;
+        while at < df.height() {
+            parts.vstack_mut(&df.slice(at as i64, chunk)).unwrap();
+            at += chunk;
+        }
+        let mut lf = parts.lazy();
+        for c in ALL.iter().filter(|c| c.name != NEGATIVE.name) {
+            lf = lf.with_column(lit(false).alias(column(c).as_str()));
+        }
+        let search = ExampleSearch::default();
+        stats::collect_all(vec![search.query(&lf)]).unwrap();
+        search.found()
+    }
+
+    /// An id flagged many times is one example, and the next ids are found past it; ids and
+    /// file positions sort together, rows by number; a check that flagged nothing has none.
     #[test]
-    fn examples_look_past_an_id_flagged_many_times() {
-        let n = EXAMPLE_BATCH as usize + 10;
+    fn examples_are_the_smallest_distinct_flagged_rows() {
+        let n = 100;
         let mut ids: Vec<Option<&str>> = vec![Some("a"); n];
-        ids.extend([Some("c"), None, None, Some("b")]);
+        ids.extend([Some("c"), None, None, Some("b"), Some("0"), Some("d")]);
         let rows: Vec<i64> = (1..=ids.len() as i64).collect();
         let files = vec!["f.csv"; ids.len()];
-        let flag = vec![true; ids.len()];
+        let mut flag = vec![true; ids.len()];
+        // "0" is not flagged.
+        flag[n + 4] = false;
         let df = df!(
             "request_id" => ids,
             SOURCE_COL => files,
@@ -499,12 +530,20 @@ mod tests {
             "dq_negative" => flag,
         )
         .unwrap();
-        let lf = df.lazy();
-        let first = stats::collect_all(example_queries(&lf, &[NEGATIVE])).unwrap();
-        let found = examples(&lf, &[NEGATIVE], first).unwrap();
-        let keys: Vec<(&str, i64)> = found[0].iter().map(|e| (e.key.as_str(), e.row)).collect();
-        // "a" < "b" < "c" < "f.csv": the rows without an id come last here.
-        assert_eq!(keys, [("a", 0), ("b", 0), ("c", 0)]);
+        let negative = ALL.iter().position(|c| c.name == NEGATIVE.name).unwrap();
+        for chunk in [7, 50, 1000] {
+            let found = search(&df, chunk);
+            let keys: Vec<(&str, i64)> = found[negative]
+                .iter()
+                .map(|e| (e.key.as_str(), e.row))
+                .collect();
+            // "a" < "b" < "c" < "f.csv": the rows without an id come last here.
+            assert_eq!(keys, [("a", 0), ("b", 0), ("c", 0)], "{chunk}");
+            assert!(found
+                .iter()
+                .enumerate()
+                .all(|(i, f)| i == negative || f.is_empty()));
+        }
 
         // Without ids, by file and row number (row 9 before row 10).
         let df = df!(
@@ -514,10 +553,11 @@ mod tests {
             "dq_negative" => [true, true, false],
         )
         .unwrap();
-        let lf = df.lazy();
-        let first = stats::collect_all(example_queries(&lf, &[NEGATIVE])).unwrap();
-        let found = examples(&lf, &[NEGATIVE], first).unwrap();
-        let keys: Vec<(&str, i64)> = found[0].iter().map(|e| (e.key.as_str(), e.row)).collect();
+        let found = search(&df, 2);
+        let keys: Vec<(&str, i64)> = found[negative]
+            .iter()
+            .map(|e| (e.key.as_str(), e.row))
+            .collect();
         assert_eq!(keys, [("f.csv", 9), ("f.csv", 10)]);
     }
 

@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use polars::prelude::*;
 
 use super::exact::{bucket_of, BUCKET_COL, BUCKET_SHIFT, COUNT_COL};
-use super::tuples::{counting_query, lock, Keys, Numbered, DENSE_CELLS};
-use super::{at_height, collect_all};
+use super::tuples::{Keys, Numbered, DENSE_CELLS};
+use super::{at_height, collect_all, counting_query, lock};
 
 /// Bits of a bucket in a packed (tuple, bucket) count key: buckets are in [-2^20, 2^20)
 /// (64 bits less `BUCKET_SHIFT`), offset by `BUCKET_OFFSET` into [2^20, 3·2^20); 0

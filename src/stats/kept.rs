@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use polars::prelude::*;
 
-use super::at_height;
 use super::exact::{bucket_of, BUCKET_COL, COUNT_COL, FINE_SHIFT, VALUE_COL};
-use super::tuples::{counting_query, lock, Keys, Numbered};
+use super::tuples::{Keys, Numbered};
+use super::{at_height, counting_query, lock};
 
 /// What a pass keeps of one value.
 pub(super) struct Wanted {

@@ -3,6 +3,7 @@
 //! use), over every row that has a value — failures included.
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
 
 use polars::prelude::*;
 
@@ -192,6 +193,37 @@ pub fn collect_all(queries: Vec<LazyFrame>) -> PolarsResult<Vec<DataFrame>> {
     }
     let plans = queries.into_iter().map(|q| q.logical_plan).collect();
     LazyFrame::collect_all_with_engine(plans, Engine::Streaming, OptFlags::default())
+}
+
+/// A query of `lf` whose one function, `count`, receives each morsel's `inputs` and its
+/// height, and whose only effect is what `count` adds, under a lock, to a pass's totals
+/// (`histogram`, `kept`, the data-quality examples): a streaming aggregate of our own. Its
+/// frame (one row) is not needed.
+pub fn counting_query<F>(lf: &LazyFrame, mut inputs: Vec<Expr>, count: F) -> LazyFrame
+where
+    F: Fn(&[Column], usize) -> PolarsResult<()> + Send + Sync + 'static,
+{
+    let first = inputs.remove(0);
+    let counted = first.map_many(
+        move |cols: &mut [Column]| {
+            let height = cols.iter().map(Column::len).max().unwrap_or(0);
+            count(cols, height)?;
+            Ok(Column::new_scalar(
+                "__counted".into(),
+                Scalar::new(DataType::UInt64, AnyValue::UInt64(1)),
+                height,
+            ))
+        },
+        &inputs,
+        |_, _| Ok(Field::new("__counted".into(), DataType::UInt64)),
+    );
+    lf.clone().select([counted.sum().alias("__counted")])
+}
+
+/// A pass's totals, locked: a morsel that failed leaves counts the pass's error discards
+/// with them.
+pub fn lock<T>(totals: &Mutex<T>) -> MutexGuard<'_, T> {
+    totals.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// At most this many queries share one scan in `collect_in_scans`. Each query on a shared

@@ -3,10 +3,9 @@
 //! tuples of a whole pass numbered in the order met, and the tuples as text again (as
 //! `keys_as_text` casts a key) for the frames.
 //!
-//! Both count by one function over each morsel (`counting_query`) whose only effect is
-//! the counts it adds, under a lock, to its pass's totals.
+//! Both count by one function over each morsel (`stats::counting_query`).
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use polars::prelude::*;
 
@@ -158,35 +157,6 @@ impl Numbered {
     pub(super) fn tuples(&self) -> &[Tuple] {
         &self.tuples
     }
-}
-
-/// A query of `lf` whose one function, `count`, receives each morsel's `inputs` and its
-/// height; its frame (one row) is not needed.
-pub(super) fn counting_query<F>(lf: &LazyFrame, mut inputs: Vec<Expr>, count: F) -> LazyFrame
-where
-    F: Fn(&[Column], usize) -> PolarsResult<()> + Send + Sync + 'static,
-{
-    let first = inputs.remove(0);
-    let counted = first.map_many(
-        move |cols: &mut [Column]| {
-            let height = cols.iter().map(Column::len).max().unwrap_or(0);
-            count(cols, height)?;
-            Ok(Column::new_scalar(
-                "__counted".into(),
-                Scalar::new(DataType::UInt64, AnyValue::UInt64(1)),
-                height,
-            ))
-        },
-        &inputs,
-        |_, _| Ok(Field::new("__counted".into(), DataType::UInt64)),
-    );
-    lf.clone().select([counted.sum().alias("__counted")])
-}
-
-/// A pass's totals, locked: a morsel that failed leaves counts the pass's error discards
-/// with them.
-pub(super) fn lock<T>(totals: &Mutex<T>) -> MutexGuard<'_, T> {
-    totals.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// At most this many cells in a table indexed by position rather than hashed (1 MiB of

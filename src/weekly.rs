@@ -564,11 +564,8 @@ fn build_inner(
         .collect();
     let mut class_values = phase_cols.clone();
     class_values.push(e2e.clone());
-    // The (period, channel) family last: its group-by, on two keys and many groups, is the
-    // slowest reader of its scan, and the scan buffers what its slowest reader has yet to
-    // take; last, it slows only the pass's last scan. One sampled run each on 30M
-    // requests: 1.86 GB at the report's peak with it last, 1.92 GB with it third. At 100M
-    // its scan is still the pass's peak (2.48 GB).
+    // Each family is one query of each pass (`Histograms`, `Ranks::queries`): the pass's
+    // queries share one scan.
     let families = vec![
         (vec!["model".to_string()], names.clone(), three.clone()),
         (vec!["channel".to_string()], names.clone(), three.clone()),

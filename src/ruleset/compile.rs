@@ -288,8 +288,8 @@ fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
         .map(|r| (c.value(&r.node).fill_null(lit(false)), r.class.as_str()))
         .collect();
     // The first match, as an index: one when/then chain in table order. Typed `u32`
-    // literals (a bare integer literal is `i32`): the histograms pack the index as a
-    // `u32`, and a cast there ran once per metric and pass over every request.
+    // literals (a bare integer literal is `i32`), so the index column is the `u32` that
+    // its readers compare it with, with no cast over every request.
     let index_lit = |i: u32| lit(i).cast(DataType::UInt32);
     let index = chain(
         conds

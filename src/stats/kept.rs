@@ -54,15 +54,30 @@ impl Needed {
             _ => Needed::Sorted(needed.to_vec()),
         }
     }
+}
 
-    fn holds(&self, bucket: i64) -> bool {
-        match self {
-            Needed::Bits { low, bits } => {
-                // Below `low` wraps to a large index, past the bits.
-                let i = bucket.wrapping_sub(*low) as u64 as usize;
-                bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-            }
-            Needed::Sorted(needed) => needed.binary_search(&bucket).is_ok(),
+/// Whether `bucket` is one of `Needed::Bits`'.
+#[inline(always)]
+fn holds_bit(low: i64, bits: &[u64], bucket: i64) -> bool {
+    // Below `low` wraps to a large index, past the bits.
+    let i = bucket.wrapping_sub(low) as u64 as usize;
+    bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+/// Calls `keep(row, value)` for each value (−0 made 0) whose bucket at `shift` `holds`:
+/// one loop per kind of `Needed`, each a few instructions a row.
+#[inline(always)]
+fn in_buckets(
+    xs: &[f64],
+    shift: u32,
+    holds: impl Fn(i64) -> bool,
+    mut keep: impl FnMut(usize, f64),
+) {
+    for (i, &x) in xs.iter().enumerate() {
+        // IEEE addition gives −0 + 0 = 0: one value, one bucket.
+        let x = x + 0.0;
+        if holds(bucket_of(x, shift)) {
+            keep(i, x);
         }
     }
 }
@@ -213,28 +228,31 @@ fn keep_morsel(
         let v = c.f64()?.rechunk();
         let nulls = v.null_count();
         let v = v.downcast_as_array();
+        let valid = v.validity().filter(|_| nulls > 0);
         let mut values: PlHashMap<(u32, u64), u64> = PlHashMap::new();
         let mut finer: PlHashMap<(u32, i64), u64> = PlHashMap::new();
-        let mut keep = |x: f64, t: u32| {
-            // −0 made 0 (IEEE addition gives −0 + 0 = 0): one value, one bucket.
-            let x = x + 0.0;
-            if needed.holds(bucket_of(x, w.shift)) {
-                *values.entry((t, x.to_bits())).or_insert(0) += 1;
-                if w.cap.is_some() {
-                    *finer.entry((t, bucket_of(x, FINE_SHIFT))).or_insert(0) += 1;
-                }
+        // Called for the few rows in a needed bucket only: the loop over every row tests
+        // the bucket and nothing else (a null's slot holds some value, tested after).
+        let keep = |i: usize, x: f64| {
+            if valid.is_some_and(|b| !b.get_bit(i)) {
+                return;
+            }
+            let t = tuple_of[i];
+            *values.entry((t, x.to_bits())).or_insert(0) += 1;
+            if w.cap.is_some() {
+                *finer.entry((t, bucket_of(x, FINE_SHIFT))).or_insert(0) += 1;
             }
         };
-        if nulls == 0 {
-            for (&x, &t) in v.values().iter().zip(&tuple_of) {
-                keep(x, t);
+        match needed {
+            Needed::Bits { low, bits } => {
+                in_buckets(v.values(), w.shift, |b| holds_bit(*low, bits, b), keep)
             }
-        } else {
-            for (x, &t) in v.iter().zip(&tuple_of) {
-                if let Some(&x) = x {
-                    keep(x, t);
-                }
-            }
+            Needed::Sorted(needed) => in_buckets(
+                v.values(),
+                w.shift,
+                |b| needed.binary_search(&b).is_ok(),
+                keep,
+            ),
         }
         kept.push((values, finer));
     }

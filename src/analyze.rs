@@ -1,9 +1,10 @@
 //! The main job: the summary of a gateway log, asked of the lazy plan (`plan`) as
 //! aggregates, in two streaming passes. The first tallies rows, failures, flags and
-//! estimates per (group, class, outcome, streaming, file) and builds every named metric's
-//! histogram; the second takes the exact values at the ranks the percentiles need
-//! (`stats::exact`) and the data-quality examples (a top-k per check). No query holds the
-//! per-request frame: each keeps what the summary shows.
+//! estimates per (group, class, outcome, streaming, file), builds every named metric's
+//! histogram and keeps each data-quality check's examples; the second takes the exact
+//! values at the ranks the percentiles need (`stats::exact`). No query holds the
+//! per-request frame: each keeps what the summary shows. Another command's figures can
+//! ride on the same two scans (`Beside`, the report's).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -90,17 +91,45 @@ pub struct Analysis {
     /// The lazy per-request plan the summary was asked of.
     pub plan: Plan,
     pub summary: Summary,
-    /// The analysed requests' timestamps, as the summary's tally found them.
-    pub timestamps: Timestamps,
 }
 
-/// The first and last timestamp of the analysed requests (ms since the Unix epoch, UTC),
-/// and how many have none.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Timestamps {
-    pub first_ms: Option<i64>,
-    pub last_ms: Option<i64>,
-    pub untimed: u64,
+/// Another command's queries on `analyze`'s two passes, so that its figures cost no scan
+/// of their own: each pass's queries are collected together, one scan for all (the
+/// report's, `weekly`). The passes are pass 1 (counts and histograms) and the values
+/// passes (`exact::Ranks`), one or, on a large log of fine-grained timings, two.
+pub trait Beside {
+    /// The plan every query of the passes is asked of, `analyze`'s included: `plan`
+    /// with the columns the other command adds. polars shares a scan between queries of
+    /// one plan, not between those of a plan and of that plan extended.
+    fn lf(&self, plan: &LazyFrame) -> LazyFrame {
+        plan.clone()
+    }
+    /// Pass 1's queries.
+    fn first(&mut self) -> PolarsResult<Vec<LazyFrame>>;
+    /// Pass 1's frames, in the order of `first`'s queries.
+    fn take_first(&mut self, frames: Vec<DataFrame>) -> PolarsResult<()>;
+    /// The next values pass's queries; none once every value is found.
+    fn values(&mut self) -> PolarsResult<Vec<LazyFrame>>;
+    /// Reads what the values pass found, once collected.
+    fn read(&mut self) -> PolarsResult<()>;
+}
+
+/// Nothing beside: `analyze` alone.
+struct Alone;
+
+impl Beside for Alone {
+    fn first(&mut self) -> PolarsResult<Vec<LazyFrame>> {
+        Ok(vec![])
+    }
+    fn take_first(&mut self, _: Vec<DataFrame>) -> PolarsResult<()> {
+        Ok(())
+    }
+    fn values(&mut self) -> PolarsResult<Vec<LazyFrame>> {
+        Ok(vec![])
+    }
+    fn read(&mut self) -> PolarsResult<()> {
+        Ok(())
+    }
 }
 
 impl Analysis {
@@ -198,6 +227,16 @@ pub fn absent_column_sentence(flag: &str, column: &str) -> String {
 }
 
 pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
+    run_beside(rules, opts, |_| Ok(Alone)).map(|(analysis, _)| analysis)
+}
+
+/// `run`, with what `beside` (made from the plan before the passes) asks on the same
+/// passes: its figures are in it once this returns.
+pub fn run_beside<B: Beside>(
+    rules: &RuleSet,
+    opts: &Options,
+    beside: impl FnOnce(&Plan) -> Result<B>,
+) -> Result<(Analysis, B)> {
     check(rules, opts)?;
     if let Some(d) = opts.definitions {
         if opts.since.is_some() || opts.until.is_some() {
@@ -209,8 +248,9 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         }
     }
     let plan = plan::build(rules, opts)?;
-    let (mut summary, untimed, timestamps) =
-        summarize(rules, &plan, opts).map_err(|e| plan.read_error(&e))?;
+    let mut beside = beside(&plan)?;
+    let (mut summary, untimed) =
+        summarize(rules, &plan, opts, &mut beside).map_err(|e| plan.read_error(&e))?;
     // A file whose timing columns are empty in every row holds nothing to diagnose: an
     // error, not a table of insufficient_data (within an incident window it may just
     // have no request there, which the note says).
@@ -235,11 +275,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Analysis> {
         plan.unparsed_skipped,
         plan.skipped_examples.clone(),
     );
-    Ok(Analysis {
-        plan,
-        summary,
-        timestamps,
-    })
+    Ok((Analysis { plan, summary }, beside))
 }
 
 /// The refusal of a file with rows, none of which holds a value in any timing field.
@@ -377,18 +413,16 @@ const FAILED: &str = "__failed";
 const TIMED: &str = "__timed";
 const T_MIN: &str = "__t_min";
 const T_MAX: &str = "__t_max";
-const NO_TIME: &str = "__no_time";
 
 impl Tally {
     /// The tally's query, to be collected with the other queries of its pass.
-    fn query(rules: &RuleSet, plan: &Plan, fine: &[String]) -> LazyFrame {
+    fn query(rules: &RuleSet, plan: &Plan, lf: &LazyFrame, fine: &[String]) -> LazyFrame {
         let any_timing = plan.any_timing();
         let sum = stats::true_count;
         let mut aggs = vec![
             len().cast(DataType::UInt64).alias(ROWS),
             sum(is_failure(), FAILED),
             sum(any_timing, TIMED),
-            sum(col("timestamp").is_null(), NO_TIME),
             col("timestamp").cast(DataType::Int64).min().alias(T_MIN),
             col("timestamp").cast(DataType::Int64).max().alias(T_MAX),
         ];
@@ -400,8 +434,7 @@ impl Tally {
             aggs.push(sum(col(m.as_str()), &m));
         }
         let by: Vec<Expr> = fine.iter().map(|k| col(k.as_str())).collect();
-        plan.lf
-            .clone()
+        lf.clone()
             .group_by(by)
             .agg(aggs)
             .with_columns(stats::keys_as_text(fine))
@@ -457,13 +490,14 @@ fn position(keys: &[String], name: &str) -> usize {
     keys.iter().position(|k| k == name).expect("key listed")
 }
 
-/// The summary, the inputs (by position) with rows none of which holds a timing value, and
-/// the requests' timestamps.
+/// The summary, and the inputs (by position) with rows none of which holds a timing
+/// value; `beside`'s queries collected with each pass's.
 fn summarize(
     rules: &RuleSet,
     plan: &Plan,
     opts: &Options,
-) -> PolarsResult<(Summary, Vec<usize>, Timestamps)> {
+    beside: &mut impl Beside,
+) -> PolarsResult<(Summary, Vec<usize>)> {
     let by = opts.by.as_slice();
     let inputs = plan.inputs.as_slice();
     // The class and the file as small integers (their positions), named below.
@@ -489,13 +523,17 @@ fn summarize(
 
     // Two streaming passes over the plan. The first: the tally, the histograms and each
     // data-quality check's examples.
-    let histograms = Histograms::new(&plan.lf, &pct_keys, &values)?;
+    let lf = beside.lf(&plan.lf);
+    let histograms = Histograms::new(&lf, &pct_keys, &values)?;
     let examples = quality::ExampleSearch::default();
-    let mut first = stats::collect_all(vec![
-        Tally::query(rules, plan, &fine),
+    let mut first = vec![
+        Tally::query(rules, plan, &lf, &fine),
         histograms.query(),
-        examples.query(&plan.lf),
-    ])?;
+        examples.query(&lf),
+    ];
+    first.extend(beside.first()?);
+    let mut first = stats::collect_in_scans(first)?;
+    beside.take_first(first.split_off(3))?;
     let tally = Tally {
         df: first.remove(0),
     };
@@ -504,19 +542,23 @@ fn summarize(
     let mut ranks = exact::Ranks::locate(&hist, &pct_keys, &levels, &values)?;
     // The second: the values at the ranks (and, on a large log whose timings are fine
     // grained, a third: `Ranks::queries`).
-    ranks.resolve(&plan.lf)?;
+    loop {
+        let mut queries = ranks.queries(&lf)?;
+        queries.extend(beside.values()?);
+        if queries.is_empty() {
+            break;
+        }
+        stats::collect_in_scans(queries)?;
+        ranks.read()?;
+        beside.read()?;
+    }
     let mut pcts = ranks.finish()?;
     let by_group = pcts.pop().expect("three levels");
     let by_class = pcts.pop().expect("three levels");
     let overall = pcts.pop().expect("three levels");
     let metric_index = |name: &str| values.iter().position(|v| v == name).expect("listed");
 
-    let timestamps = Timestamps {
-        first_ms: tally.time(T_MIN, false)?,
-        last_ms: tally.time(T_MAX, true)?,
-        untimed: tally.total(NO_TIME)?,
-    };
-    let time_span = match (timestamps.first_ms, timestamps.last_ms) {
+    let time_span = match (tally.time(T_MIN, false)?, tally.time(T_MAX, true)?) {
         (Some(a), Some(b)) => match (iso_ms(a), iso_ms(b)) {
             (Some(start), Some(end)) => Some(TimeSpan { start, end }),
             _ => None,
@@ -826,7 +868,7 @@ fn summarize(
         // Set by `run`: a query of its own over each input.
         peer_figures: None,
     };
-    Ok((summary, untimed, timestamps))
+    Ok((summary, untimed))
 }
 
 /// Milliseconds since the Unix epoch as ISO 8601 UTC (`2026-06-10T14:00:04.123Z`); `None`

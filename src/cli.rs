@@ -1053,8 +1053,7 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
     });
     let opts = a.sql.options(a.read.options(inputs, vec![])?);
     let progress = Progress::start("reporting on", &opts.inputs);
-    let analysis = analyze::run(&rules, &opts)?;
-    let data = weekly::build(&rules, &analysis, period)?;
+    let (analysis, data) = weekly::run(&rules, &opts, period)?;
     drop(progress);
     let text = match format {
         ReportFormat::Html => report::html::render(&analysis.summary, &data),

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::analyze::{iso_ms, Analysis, Timestamps};
+use crate::analyze::{self, iso_ms, Analysis};
 use crate::catalogue::{Event, Kind};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
@@ -395,20 +395,58 @@ fn is_failure() -> Expr {
         .and(col("outcome").neq(lit("ok")))
 }
 
-/// Compute the report data from what `analyze::run` found: its plan, and the span of the
-/// timestamps (which sets the periods). `period`: `None` chooses it from that span. The
+/// The analysis and the report data of the same requests. `period`: `None` chooses it
+/// from the span of the timestamps, which a scan of the timestamps alone finds first. The
 /// named metrics no input can compute (`Plan::uncomputable`) are left out of the metric
 /// tables.
 ///
-/// Two streaming passes over the plan, neither of which holds the requests: the counts and
-/// every figure's histogram, then the values at the ranks the figures need
-/// (`stats::exact`), each with at most `stats::QUERIES_PER_SCAN` queries on a scan.
-pub fn build(rules: &RuleSet, analysis: &Analysis, period: Option<Period>) -> Result<Weekly> {
-    let plan = &analysis.plan;
-    build_inner(rules, plan, analysis.timestamps, period).map_err(|e| match e {
-        Inner::Polars(e) => plan.read_error(&e),
-        Inner::Usage(e) => e,
-    })
+/// The report's figures are asked on `analyze`'s two streaming passes (`Beside`), neither
+/// of which holds the requests: its counts and every figure's histogram beside the
+/// summary's, then the values at the ranks the figures need (`stats::exact`) beside the
+/// summary's.
+pub fn run(
+    rules: &RuleSet,
+    opts: &analyze::Options,
+    period: Option<Period>,
+) -> Result<(Analysis, Weekly)> {
+    let (analysis, passes) = analyze::run_beside(rules, opts, |plan| {
+        Passes::new(rules, plan, period).map_err(|e| match e {
+            Inner::Polars(e) => plan.read_error(&e),
+            Inner::Usage(e) => e,
+        })
+    })?;
+    let weekly = passes
+        .finish(rules)
+        .map_err(|e| analysis.plan.read_error(&e))?;
+    Ok((analysis, weekly))
+}
+
+/// The first and last timestamp of the requests (ms since the Unix epoch, UTC), and how
+/// many have none.
+#[derive(Debug, Clone, Copy, Default)]
+struct Timestamps {
+    first_ms: Option<i64>,
+    last_ms: Option<i64>,
+    untimed: u64,
+}
+
+impl Timestamps {
+    /// Asked of the plan in a scan of its own, which reads the timestamps alone: the
+    /// periods, and so pass 1's queries, depend on them.
+    fn of(plan: &Plan) -> PolarsResult<Timestamps> {
+        let t = || col("timestamp").cast(DataType::Int64);
+        let df = stats::collect(plan.lf.clone().select([
+            t().min().alias("__first"),
+            t().max().alias("__last"),
+            stats::true_count(col("timestamp").is_null(), "__untimed"),
+        ]))?;
+        let at = |c: &str| -> PolarsResult<Option<i64>> { Ok(df.column(c)?.i64()?.get(0)) };
+        Ok(Timestamps {
+            first_ms: at("__first")?,
+            last_ms: at("__last")?,
+            untimed: df.column("__untimed")?.u64()?.get(0).unwrap_or(0),
+        })
+    }
 }
 
 enum Inner {
@@ -445,8 +483,8 @@ fn int_key(k: &Option<String>) -> Option<i64> {
     k.as_deref().and_then(|s| s.parse().ok())
 }
 
-/// One family of percentiles: the keys it groups by, the values, the quantiles, and where
-/// its queries start among those of the pass (pass 1's, then pass 2's).
+/// One family of percentiles: the keys it groups by, the values, the quantiles, and its
+/// histograms (a query of pass 1).
 struct Family {
     keys: Vec<String>,
     values: Vec<String>,
@@ -454,396 +492,473 @@ struct Family {
     histograms: Histograms,
 }
 
-fn build_inner(
-    rules: &RuleSet,
-    plan: &Plan,
+/// The report's queries on `analyze`'s passes (`Beside`), and what they found.
+struct Passes {
+    period: Period,
+    period_from_span: bool,
     timestamps: Timestamps,
-    period: Option<Period>,
-) -> std::result::Result<Weekly, Inner> {
-    let class_order: Vec<String> = rules
-        .class_order()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    /// Contiguous period starts, from the first request's to the last's.
+    starts: Vec<i64>,
+    class_order: Vec<String>,
+    metrics: Vec<MetricInfo>,
+    defs: Vec<PhaseDef>,
+    /// The plan with each request's period, channel chart key, phases and CDF values.
+    lf: LazyFrame,
+    /// Pass 1's queries other than the families' histograms: the tally per (period,
+    /// class), rows per model, rows per channel. Their frames once pass 1 is collected.
+    counts: Vec<LazyFrame>,
+    frames: Vec<DataFrame>,
+    families: Vec<Family>,
+    /// Per family, once pass 1 is read: where its ranks are.
+    ranks: Vec<exact::Ranks>,
+}
 
-    let (lo, hi, untimed) = (timestamps.first_ms, timestamps.last_ms, timestamps.untimed);
-    let period_from_span = period.is_none();
-    let period = period.unwrap_or_else(|| match (lo, hi) {
-        (Some(lo), Some(hi)) => Period::for_span(hi - lo),
-        _ => Period::Hour,
-    });
-    let starts: Vec<i64> = match (lo, hi) {
-        (Some(lo), Some(hi)) => {
-            let (first, last) = (period.start(lo), period.start(hi));
-            let count = ((last - first) / period.length_ms()) as usize + 1;
-            if count > MAX_PERIODS {
-                return Err(Inner::Usage(Error::Usage(format!(
+impl Passes {
+    fn new(
+        rules: &RuleSet,
+        plan: &Plan,
+        period: Option<Period>,
+    ) -> std::result::Result<Passes, Inner> {
+        let timestamps = Timestamps::of(plan)?;
+        let class_order: Vec<String> = rules
+            .class_order()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+
+        let (lo, hi) = (timestamps.first_ms, timestamps.last_ms);
+        let period_from_span = period.is_none();
+        let period = period.unwrap_or_else(|| match (lo, hi) {
+            (Some(lo), Some(hi)) => Period::for_span(hi - lo),
+            _ => Period::Hour,
+        });
+        let starts: Vec<i64> = match (lo, hi) {
+            (Some(lo), Some(hi)) => {
+                let (first, last) = (period.start(lo), period.start(hi));
+                let count = ((last - first) / period.length_ms()) as usize + 1;
+                if count > MAX_PERIODS {
+                    return Err(Inner::Usage(Error::Usage(format!(
                     "the requests span {count} {}s (more than {MAX_PERIODS}): pass a longer --period",
                     period.name()
                 ))));
+                }
+                (0..count as i64)
+                    .map(|i| first + i * period.length_ms())
+                    .collect()
             }
-            (0..count as i64)
-                .map(|i| first + i * period.length_ms())
-                .collect()
-        }
-        _ => vec![],
-    };
-
-    // The named metrics, the phases of the median timeline, and each request's period.
-    let metrics: Vec<MetricInfo> = plan
-        .reported(rules)
-        .iter()
-        .map(|m| MetricInfo {
-            name: m.name.clone(),
-            label: m.label.clone().unwrap_or_else(|| m.name.clone()),
-            unit: unit_of(&m.ty).to_string(),
-        })
-        .collect();
-    let names: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
-    let defs = phase_defs(rules);
-    let phase_cols: Vec<String> = defs
-        .iter()
-        .map(|d| format!("__phase_{}", d.info.name))
-        .collect();
-    // A CDF is drawn of the finite values (a rate over no time is not one).
-    let cdf_cols: Vec<String> = names.iter().map(|n| format!("__cdf_{n}")).collect();
-    let mut derived = vec![
-        period_expr(period),
-        col("channel").fill_null(lit(NONE_KEY)).alias(CHANNEL_COL),
-    ];
-    derived.extend(
-        defs.iter()
-            .zip(&phase_cols)
-            .map(|(d, c)| d.value.clone().alias(c.as_str())),
-    );
-    derived.extend(names.iter().zip(&cdf_cols).map(|(n, c)| {
-        let v = col(n.as_str()).cast(DataType::Float64);
-        when(v.clone().is_finite())
-            .then(v)
-            .otherwise(lit(NULL).cast(DataType::Float64))
-            .alias(c.as_str())
-    }));
-    let lf = plan.lf.clone().with_columns(derived);
-
-    // Pass 1: rows, failures and, per phase that can rest on an estimate, the requests
-    // whose duration does, per (period, class); rows per model and per channel; and the
-    // histograms of every family of percentiles.
-    let sum = stats::true_count;
-    let tally_keys = vec![PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
-    let mut tallied = vec![
-        len().cast(DataType::UInt64).alias(ROWS),
-        sum(is_failure(), FAILED),
-    ];
-    tallied.extend(
-        defs.iter()
-            .zip(&phase_cols)
-            .enumerate()
-            .filter_map(|(i, (d, c))| {
-                let e = d.estimated.clone()?;
-                Some(sum(col(c.as_str()).is_not_null().and(e), &estimated_col(i)))
-            }),
-    );
-    let mut first = vec![lf
-        .clone()
-        .group_by([col(PERIOD_COL), col(CLASS_INDEX)])
-        .agg(tallied)
-        .with_columns(stats::keys_as_text(&tally_keys))];
-    let group_keys = ["model", "channel"];
-    for k in group_keys {
-        first.push(
-            lf.clone()
-                .group_by([col(k)])
-                .agg([len().cast(DataType::UInt64).alias(ROWS)])
-                .with_columns(stats::keys_as_text(&[k.to_string()])),
-        );
-    }
-    let e2e = "total_handler_ms".to_string();
-    let three = QUANTILES.to_vec();
-    let cdf_steps: Vec<f64> = (0..=CDF_STEPS)
-        .map(|k| k as f64 / CDF_STEPS as f64)
-        .collect();
-    let mut class_values = phase_cols.clone();
-    class_values.push(e2e.clone());
-    // Each family is one query of each pass (`Histograms`, `Ranks::queries`): the pass's
-    // queries share one scan.
-    let families = vec![
-        (vec!["model".to_string()], names.clone(), three.clone()),
-        (vec!["channel".to_string()], names.clone(), three.clone()),
-        (vec![CLASS_INDEX.to_string()], class_values, three.clone()),
-        (vec![], cdf_cols.clone(), cdf_steps),
-        (
-            vec![PERIOD_COL.to_string(), CHANNEL_COL.to_string()],
-            vec![e2e.clone()],
-            three,
-        ),
-    ]
-    .into_iter()
-    .map(|(keys, values, quantiles)| {
-        let fam = Family {
-            histograms: Histograms::new(&lf, &keys, &values)?,
-            keys,
-            values,
-            quantiles,
+            _ => vec![],
         };
-        first.push(fam.histograms.query());
-        Ok(fam)
-    })
-    .collect::<PolarsResult<Vec<_>>>()?;
-    let first = stats::collect_in_scans(first)?;
 
-    // The values at the ranks, for every family at once: one pass, or two on a large log
-    // whose timings are fine grained (`Ranks::queries`).
-    let mut ranks = families
-        .iter()
-        .map(|fam| {
-            let hists = fam.histograms.frames()?;
-            let levels = vec![(0..fam.keys.len()).collect()];
-            exact::Ranks::locate_at(&hists, &fam.keys, &levels, &fam.values, &fam.quantiles)
+        // The named metrics, the phases of the median timeline, and each request's period.
+        let metrics: Vec<MetricInfo> = plan
+            .reported(rules)
+            .iter()
+            .map(|m| MetricInfo {
+                name: m.name.clone(),
+                label: m.label.clone().unwrap_or_else(|| m.name.clone()),
+                unit: unit_of(&m.ty).to_string(),
+            })
+            .collect();
+        let names: Vec<String> = metrics.iter().map(|m| m.name.clone()).collect();
+        let defs = phase_defs(rules);
+        let phase_cols: Vec<String> = defs
+            .iter()
+            .map(|d| format!("__phase_{}", d.info.name))
+            .collect();
+        // A CDF is drawn of the finite values (a rate over no time is not one).
+        let cdf_cols: Vec<String> = names.iter().map(|n| format!("__cdf_{n}")).collect();
+        let mut derived = vec![
+            period_expr(period),
+            col("channel").fill_null(lit(NONE_KEY)).alias(CHANNEL_COL),
+        ];
+        derived.extend(
+            defs.iter()
+                .zip(&phase_cols)
+                .map(|(d, c)| d.value.clone().alias(c.as_str())),
+        );
+        derived.extend(names.iter().zip(&cdf_cols).map(|(n, c)| {
+            let v = col(n.as_str()).cast(DataType::Float64);
+            when(v.clone().is_finite())
+                .then(v)
+                .otherwise(lit(NULL).cast(DataType::Float64))
+                .alias(c.as_str())
+        }));
+        let lf = plan.lf.clone().with_columns(derived);
+
+        // Pass 1: rows, failures and, per phase that can rest on an estimate, the requests
+        // whose duration does, per (period, class); rows per model and per channel; and the
+        // histograms of every family of percentiles.
+        let sum = stats::true_count;
+        let tally_keys = vec![PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
+        let mut tallied = vec![
+            len().cast(DataType::UInt64).alias(ROWS),
+            sum(is_failure(), FAILED),
+        ];
+        tallied.extend(
+            defs.iter()
+                .zip(&phase_cols)
+                .enumerate()
+                .filter_map(|(i, (d, c))| {
+                    let e = d.estimated.clone()?;
+                    Some(sum(col(c.as_str()).is_not_null().and(e), &estimated_col(i)))
+                }),
+        );
+        let mut first = vec![lf
+            .clone()
+            .group_by([col(PERIOD_COL), col(CLASS_INDEX)])
+            .agg(tallied)
+            .with_columns(stats::keys_as_text(&tally_keys))];
+        let group_keys = ["model", "channel"];
+        for k in group_keys {
+            first.push(
+                lf.clone()
+                    .group_by([col(k)])
+                    .agg([len().cast(DataType::UInt64).alias(ROWS)])
+                    .with_columns(stats::keys_as_text(&[k.to_string()])),
+            );
+        }
+        let e2e = "total_handler_ms".to_string();
+        let three = QUANTILES.to_vec();
+        let cdf_steps: Vec<f64> = (0..=CDF_STEPS)
+            .map(|k| k as f64 / CDF_STEPS as f64)
+            .collect();
+        let mut class_values = phase_cols.clone();
+        class_values.push(e2e.clone());
+        // Each family is one query of each pass (`Histograms`, `Ranks::queries`): the pass's
+        // queries share one scan.
+        let families = vec![
+            (vec!["model".to_string()], names.clone(), three.clone()),
+            (vec!["channel".to_string()], names.clone(), three.clone()),
+            (vec![CLASS_INDEX.to_string()], class_values, three.clone()),
+            (vec![], cdf_cols.clone(), cdf_steps),
+            (
+                vec![PERIOD_COL.to_string(), CHANNEL_COL.to_string()],
+                vec![e2e.clone()],
+                three,
+            ),
+        ]
+        .into_iter()
+        .map(|(keys, values, quantiles)| {
+            let fam = Family {
+                histograms: Histograms::new(&lf, &keys, &values)?,
+                keys,
+                values,
+                quantiles,
+            };
+            Ok(fam)
         })
         .collect::<PolarsResult<Vec<_>>>()?;
-    while ranks.iter().any(|r| !r.done()) {
-        let mut queries = vec![];
-        for r in &mut ranks {
-            queries.extend(r.queries(&lf)?);
-        }
-        stats::collect_in_scans(queries)?;
-        for r in &mut ranks {
-            r.read()?;
-        }
-    }
-    let mut found = ranks.into_iter().map(|r| {
-        r.finish_quantiles()
-            .map(|mut levels| levels.pop().expect("one level"))
-    });
-    let mut next = || found.next().expect("one per family");
-    let (by_model_q, by_channel_q, class_q, cdf_q, channel_q) =
-        (next()?, next()?, next()?, next()?, next()?);
-
-    // The tally, rolled up (its rows are periods × classes, not requests).
-    let tally = &first[0];
-    let keys = stats::key_columns(tally, &tally_keys)?;
-    let (rows_c, fail_c) = (tally.column(ROWS)?.u64()?, tally.column(FAILED)?.u64()?);
-    let est_c: Vec<(usize, &UInt64Chunked)> = (0..defs.len())
-        .filter(|i| defs[*i].estimated.is_some())
-        .map(|i| Ok((i, tally.column(&estimated_col(i))?.u64()?)))
-        .collect::<PolarsResult<_>>()?;
-    let mut p_rows: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut p_fail: BTreeMap<i64, u64> = BTreeMap::new();
-    let mut p_class: BTreeMap<(i64, usize), u64> = BTreeMap::new();
-    let mut class_counts: BTreeMap<usize, u64> = BTreeMap::new();
-    // (phase, class) → requests whose duration rests on an estimate.
-    let mut estimated: BTreeMap<(usize, usize), u64> = BTreeMap::new();
-    for (row, key) in keys.iter().enumerate() {
-        let rows = rows_c.get(row).unwrap_or(0);
-        let class = int_key(&key[1]).map(|c| c as usize);
-        if let Some(c) = class {
-            *class_counts.entry(c).or_default() += rows;
-            for (i, e) in &est_c {
-                *estimated.entry((*i, c)).or_default() += e.get(row).unwrap_or(0);
-            }
-        }
-        if let Some(p) = int_key(&key[0]) {
-            *p_rows.entry(p).or_default() += rows;
-            *p_fail.entry(p).or_default() += fail_c.get(row).unwrap_or(0);
-            if let Some(c) = class {
-                *p_class.entry((p, c)).or_default() += rows;
-            }
-        }
-    }
-
-    let periods: Vec<PeriodRow> = starts
-        .iter()
-        .map(|&s| {
-            let rows = p_rows.get(&s).copied().unwrap_or(0);
-            let end = s + period.length_ms();
-            // `starts` is empty unless both exist.
-            let (lo, hi) = (lo.unwrap_or(s), hi.unwrap_or(end));
-            let covered_ms = (hi.min(end) - lo.max(s)).max(0);
-            PeriodRow {
-                rows,
-                covered_ms,
-                partial: lo > s || hi < end,
-                data_from: (lo > s).then(|| iso_ms(lo)).flatten(),
-                data_until: (hi < end).then(|| iso_ms(hi)).flatten(),
-                per_hour: per_hour(rows, covered_ms),
-                failures: p_fail.get(&s).copied().unwrap_or(0),
-                classes: (0..class_order.len())
-                    .map(|c| p_class.get(&(s, c)).copied().unwrap_or(0))
-                    .collect(),
-                start: iso_ms(s).unwrap_or_default(),
-                label: period.label(s),
-                short_label: period.short_label(s),
-            }
+        Ok(Passes {
+            period,
+            period_from_span,
+            timestamps,
+            starts,
+            class_order,
+            metrics,
+            defs,
+            lf,
+            counts: first,
+            frames: vec![],
+            families,
+            ranks: vec![],
         })
-        .collect();
+    }
+}
 
-    let trend = (periods.len() >= 2).then(|| {
-        let prev = &periods[periods.len() - 2];
-        let last = &periods[periods.len() - 1];
-        let share = |n: u64, rows: u64| (rows > 0).then(|| round3(n as f64 / rows as f64));
-        let rate = |n: u64, p: &PeriodRow| per_hour(n, p.covered_ms);
-        let rows = class_order
+impl analyze::Beside for Passes {
+    fn lf(&self, _: &LazyFrame) -> LazyFrame {
+        self.lf.clone()
+    }
+
+    fn first(&mut self) -> PolarsResult<Vec<LazyFrame>> {
+        let mut queries = std::mem::take(&mut self.counts);
+        queries.extend(self.families.iter().map(|f| f.histograms.query()));
+        Ok(queries)
+    }
+
+    fn take_first(&mut self, mut frames: Vec<DataFrame>) -> PolarsResult<()> {
+        // The families' histograms are in `Histograms` itself; their frames (one row
+        // each) are not needed.
+        frames.truncate(frames.len() - self.families.len());
+        self.frames = frames;
+        self.ranks = self
+            .families
             .iter()
-            .enumerate()
-            .filter(|(i, _)| prev.classes[*i] > 0 || last.classes[*i] > 0)
-            .map(|(i, c)| {
-                let (a, b) = (prev.classes[i], last.classes[i]);
-                let (sa, sb) = (share(a, prev.rows), share(b, last.rows));
-                let (ra, rb) = (rate(a, prev), rate(b, last));
-                TrendRow {
-                    class: c.clone(),
-                    previous_count: a,
-                    last_count: b,
-                    previous_per_hour: ra,
-                    last_per_hour: rb,
-                    per_hour_change: ra.zip(rb).map(|(x, y)| round3(y - x)),
-                    previous_share: sa,
-                    last_share: sb,
-                    share_change_pts: match (sa, sb) {
-                        (Some(x), Some(y)) => Some(round3((y - x) * 100.0)),
-                        _ => None,
-                    },
+            .map(|fam| {
+                let hists = fam.histograms.frames()?;
+                let levels = vec![(0..fam.keys.len()).collect()];
+                exact::Ranks::locate_at(&hists, &fam.keys, &levels, &fam.values, &fam.quantiles)
+            })
+            .collect::<PolarsResult<_>>()?;
+        Ok(())
+    }
+
+    /// The values at the ranks, for every family at once: one pass, or two on a large log
+    /// whose timings are fine grained (`Ranks::queries`).
+    fn values(&mut self) -> PolarsResult<Vec<LazyFrame>> {
+        let mut queries = vec![];
+        for r in &mut self.ranks {
+            queries.extend(r.queries(&self.lf)?);
+        }
+        Ok(queries)
+    }
+
+    fn read(&mut self) -> PolarsResult<()> {
+        self.ranks.iter_mut().try_for_each(exact::Ranks::read)
+    }
+}
+
+impl Passes {
+    /// The report data, from what the passes found.
+    fn finish(self, rules: &RuleSet) -> PolarsResult<Weekly> {
+        let Passes {
+            period,
+            period_from_span,
+            timestamps,
+            starts,
+            class_order,
+            metrics,
+            defs,
+            frames: first,
+            ranks,
+            ..
+        } = self;
+        let (lo, hi, untimed) = (timestamps.first_ms, timestamps.last_ms, timestamps.untimed);
+        let tally_keys = [PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
+        let mut found = ranks.into_iter().map(|r| {
+            r.finish_quantiles()
+                .map(|mut levels| levels.pop().expect("one level"))
+        });
+        let mut next = || found.next().expect("one per family");
+        let (by_model_q, by_channel_q, class_q, cdf_q, channel_q) =
+            (next()?, next()?, next()?, next()?, next()?);
+
+        // The tally, rolled up (its rows are periods × classes, not requests).
+        let tally = &first[0];
+        let keys = stats::key_columns(tally, &tally_keys)?;
+        let (rows_c, fail_c) = (tally.column(ROWS)?.u64()?, tally.column(FAILED)?.u64()?);
+        let est_c: Vec<(usize, &UInt64Chunked)> = (0..defs.len())
+            .filter(|i| defs[*i].estimated.is_some())
+            .map(|i| Ok((i, tally.column(&estimated_col(i))?.u64()?)))
+            .collect::<PolarsResult<_>>()?;
+        let mut p_rows: BTreeMap<i64, u64> = BTreeMap::new();
+        let mut p_fail: BTreeMap<i64, u64> = BTreeMap::new();
+        let mut p_class: BTreeMap<(i64, usize), u64> = BTreeMap::new();
+        let mut class_counts: BTreeMap<usize, u64> = BTreeMap::new();
+        // (phase, class) → requests whose duration rests on an estimate.
+        let mut estimated: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+        for (row, key) in keys.iter().enumerate() {
+            let rows = rows_c.get(row).unwrap_or(0);
+            let class = int_key(&key[1]).map(|c| c as usize);
+            if let Some(c) = class {
+                *class_counts.entry(c).or_default() += rows;
+                for (i, e) in &est_c {
+                    *estimated.entry((*i, c)).or_default() += e.get(row).unwrap_or(0);
+                }
+            }
+            if let Some(p) = int_key(&key[0]) {
+                *p_rows.entry(p).or_default() += rows;
+                *p_fail.entry(p).or_default() += fail_c.get(row).unwrap_or(0);
+                if let Some(c) = class {
+                    *p_class.entry((p, c)).or_default() += rows;
+                }
+            }
+        }
+
+        let periods: Vec<PeriodRow> = starts
+            .iter()
+            .map(|&s| {
+                let rows = p_rows.get(&s).copied().unwrap_or(0);
+                let end = s + period.length_ms();
+                // `starts` is empty unless both exist.
+                let (lo, hi) = (lo.unwrap_or(s), hi.unwrap_or(end));
+                let covered_ms = (hi.min(end) - lo.max(s)).max(0);
+                PeriodRow {
+                    rows,
+                    covered_ms,
+                    partial: lo > s || hi < end,
+                    data_from: (lo > s).then(|| iso_ms(lo)).flatten(),
+                    data_until: (hi < end).then(|| iso_ms(hi)).flatten(),
+                    per_hour: per_hour(rows, covered_ms),
+                    failures: p_fail.get(&s).copied().unwrap_or(0),
+                    classes: (0..class_order.len())
+                        .map(|c| p_class.get(&(s, c)).copied().unwrap_or(0))
+                        .collect(),
+                    start: iso_ms(s).unwrap_or_default(),
+                    label: period.label(s),
+                    short_label: period.short_label(s),
                 }
             })
             .collect();
-        Trend {
-            previous: prev.clone(),
-            last: last.clone(),
 
-            rows,
-        }
-    });
-
-    // Named metrics per model and per channel: rows per group from pass 1.
-    let per = |qs: &BTreeMap<Key, Vec<exact::Quantiles>>,
-               counts: &DataFrame,
-               key: &str|
-     -> PolarsResult<Vec<GroupMetrics>> {
-        let ks = stats::key_columns(counts, &[key.to_string()])?;
-        let n = counts.column(ROWS)?.u64()?;
-        let rows: BTreeMap<&Key, u64> = ks
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (k, n.get(i).unwrap_or(0)))
-            .collect();
-        let mut out: Vec<GroupMetrics> = qs
-            .iter()
-            .map(|(k, q)| GroupMetrics {
-                rows: rows.get(k).copied().unwrap_or(0),
-                key: k[0].clone().unwrap_or_else(|| NONE_KEY.to_string()),
-                pcts: q.iter().map(exact::Quantiles::pct).collect(),
-            })
-            .collect();
-        out.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(out)
-    };
-    let by_model = per(&by_model_q, &first[1], "model")?;
-    let by_channel = per(&by_channel_q, &first[2], "channel")?;
-
-    // End-to-end p95 per channel and period.
-    let mut by_ch: BTreeMap<String, BTreeMap<i64, (u64, Option<f64>)>> = BTreeMap::new();
-    for (k, q) in &channel_q {
-        if let (Some(period), Some(ch)) = (int_key(&k[0]), &k[1]) {
-            let p = q[0].pct();
-            by_ch
-                .entry(ch.clone())
-                .or_default()
-                .insert(period, (p.n, p.p95));
-        }
-    }
-    let channel_p95 = by_ch
-        .into_iter()
-        .map(|(channel, m)| ChannelSeries {
-            channel,
-            points: starts
+        let trend = (periods.len() >= 2).then(|| {
+            let prev = &periods[periods.len() - 2];
+            let last = &periods[periods.len() - 1];
+            let share = |n: u64, rows: u64| (rows > 0).then(|| round3(n as f64 / rows as f64));
+            let rate = |n: u64, p: &PeriodRow| per_hour(n, p.covered_ms);
+            let rows = class_order
                 .iter()
-                .map(|s| m.get(s).copied().unwrap_or((0, None)))
-                .collect(),
-        })
-        .collect();
+                .enumerate()
+                .filter(|(i, _)| prev.classes[*i] > 0 || last.classes[*i] > 0)
+                .map(|(i, c)| {
+                    let (a, b) = (prev.classes[i], last.classes[i]);
+                    let (sa, sb) = (share(a, prev.rows), share(b, last.rows));
+                    let (ra, rb) = (rate(a, prev), rate(b, last));
+                    TrendRow {
+                        class: c.clone(),
+                        previous_count: a,
+                        last_count: b,
+                        previous_per_hour: ra,
+                        last_per_hour: rb,
+                        per_hour_change: ra.zip(rb).map(|(x, y)| round3(y - x)),
+                        previous_share: sa,
+                        last_share: sb,
+                        share_change_pts: match (sa, sb) {
+                            (Some(x), Some(y)) => Some(round3((y - x) * 100.0)),
+                            _ => None,
+                        },
+                    }
+                })
+                .collect();
+            Trend {
+                previous: prev.clone(),
+                last: last.clone(),
 
-    // CDF points of every named metric.
-    let overall = cdf_q.get(&vec![]).cloned().unwrap_or_default();
-    let cdfs = metrics
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let q = overall.get(i).cloned().unwrap_or_default();
-            Cdf {
-                name: m.name.clone(),
-                label: m.label.clone(),
-                unit: m.unit.clone(),
-                n: q.n,
-                // Every step has a value when there is one value at all.
-                quantiles: q.at.iter().flatten().copied().collect(),
+                rows,
             }
-        })
-        .collect();
+        });
 
-    // The median timeline per class.
-    let phases: Vec<PhaseInfo> = defs.iter().map(|d| d.info.clone()).collect();
-    let waterfall = class_order
-        .iter()
-        .enumerate()
-        .filter_map(|(ci, c)| {
-            let count = class_counts.get(&ci).copied().unwrap_or(0);
-            if count == 0 {
-                return None;
+        // Named metrics per model and per channel: rows per group from pass 1.
+        let per = |qs: &BTreeMap<Key, Vec<exact::Quantiles>>,
+                   counts: &DataFrame,
+                   key: &str|
+         -> PolarsResult<Vec<GroupMetrics>> {
+            let ks = stats::key_columns(counts, &[key.to_string()])?;
+            let n = counts.column(ROWS)?.u64()?;
+            let rows: BTreeMap<&Key, u64> = ks
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k, n.get(i).unwrap_or(0)))
+                .collect();
+            let mut out: Vec<GroupMetrics> = qs
+                .iter()
+                .map(|(k, q)| GroupMetrics {
+                    rows: rows.get(k).copied().unwrap_or(0),
+                    key: k[0].clone().unwrap_or_else(|| NONE_KEY.to_string()),
+                    pcts: q.iter().map(exact::Quantiles::pct).collect(),
+                })
+                .collect();
+            out.sort_by(|a, b| a.key.cmp(&b.key));
+            Ok(out)
+        };
+        let by_model = per(&by_model_q, &first[1], "model")?;
+        let by_channel = per(&by_channel_q, &first[2], "channel")?;
+
+        // End-to-end p95 per channel and period.
+        let mut by_ch: BTreeMap<String, BTreeMap<i64, (u64, Option<f64>)>> = BTreeMap::new();
+        for (k, q) in &channel_q {
+            if let (Some(period), Some(ch)) = (int_key(&k[0]), &k[1]) {
+                let p = q[0].pct();
+                by_ch
+                    .entry(ch.clone())
+                    .or_default()
+                    .insert(period, (p.n, p.p95));
             }
-            let qs = class_q.get(&vec![Some(ci.to_string())])?;
-            let (phase_qs, e2e_q) = qs.split_at(defs.len());
-            Some(WaterfallRow {
-                class: c.clone(),
-                count,
-                end_to_end_p50: e2e_q[0].pct().p50,
-                phases: phase_qs
+        }
+        let channel_p95 = by_ch
+            .into_iter()
+            .map(|(channel, m)| ChannelSeries {
+                channel,
+                points: starts
                     .iter()
-                    .enumerate()
-                    .map(|(i, q)| PhaseMedian {
-                        median: q.pct().p50,
-                        n: q.n,
-                        estimated: estimated.get(&(i, ci)).copied().unwrap_or(0),
-                    })
+                    .map(|s| m.get(s).copied().unwrap_or((0, None)))
                     .collect(),
             })
-        })
-        .collect();
+            .collect();
 
-    Ok(Weekly {
-        period,
-        period_from_span,
-        untimed,
-        class_order,
-        periods,
-        trend,
-        metrics,
-        by_model,
-        by_channel,
-        channel_p95,
-        cdfs,
-        phases,
-        waterfall,
-        rules: rules
-            .rules
+        // CDF points of every named metric.
+        let overall = cdf_q.get(&vec![]).cloned().unwrap_or_default();
+        let cdfs = metrics
             .iter()
-            .map(|r| RuleDoc {
-                order: r.order,
-                class: r.class.clone(),
-                when: one_line(&r.when),
-                look_at: r.look_at.clone(),
+            .enumerate()
+            .map(|(i, m)| {
+                let q = overall.get(i).cloned().unwrap_or_default();
+                Cdf {
+                    name: m.name.clone(),
+                    label: m.label.clone(),
+                    unit: m.unit.clone(),
+                    n: q.n,
+                    // Every step has a value when there is one value at all.
+                    quantiles: q.at.iter().flatten().copied().collect(),
+                }
             })
-            .collect(),
-        params: rules
-            .params
+            .collect();
+
+        // The median timeline per class.
+        let phases: Vec<PhaseInfo> = defs.iter().map(|d| d.info.clone()).collect();
+        let waterfall = class_order
             .iter()
-            .map(|p| ParamDoc {
-                name: p.name.clone(),
-                value: p.value,
-                unit: p.unit.clone(),
-                doc: one_line(&p.doc),
+            .enumerate()
+            .filter_map(|(ci, c)| {
+                let count = class_counts.get(&ci).copied().unwrap_or(0);
+                if count == 0 {
+                    return None;
+                }
+                let qs = class_q.get(&vec![Some(ci.to_string())])?;
+                let (phase_qs, e2e_q) = qs.split_at(defs.len());
+                Some(WaterfallRow {
+                    class: c.clone(),
+                    count,
+                    end_to_end_p50: e2e_q[0].pct().p50,
+                    phases: phase_qs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| PhaseMedian {
+                            median: q.pct().p50,
+                            n: q.n,
+                            estimated: estimated.get(&(i, ci)).copied().unwrap_or(0),
+                        })
+                        .collect(),
+                })
             })
-            .collect(),
-    })
+            .collect();
+
+        Ok(Weekly {
+            period,
+            period_from_span,
+            untimed,
+            class_order,
+            periods,
+            trend,
+            metrics,
+            by_model,
+            by_channel,
+            channel_p95,
+            cdfs,
+            phases,
+            waterfall,
+            rules: rules
+                .rules
+                .iter()
+                .map(|r| RuleDoc {
+                    order: r.order,
+                    class: r.class.clone(),
+                    when: one_line(&r.when),
+                    look_at: r.look_at.clone(),
+                })
+                .collect(),
+            params: rules
+                .params
+                .iter()
+                .map(|p| ParamDoc {
+                    name: p.name.clone(),
+                    value: p.value,
+                    unit: p.unit.clone(),
+                    doc: one_line(&p.doc),
+                })
+                .collect(),
+        })
+    }
 }
 
 /// The report's file format, from the `--out` extension.

@@ -310,15 +310,15 @@ fn the_median_timeline_skips_missing_phases() {
     // The article's traces log no local phases and no upstream end (t6): those phases are
     // null, never 0, and are not drawn.
     let rules = RuleSet::gateway().unwrap();
-    let a = tracediag::analyze::run(
+    let (_, w) = weekly::run(
         &rules,
         &tracediag::analyze::Options {
             inputs: vec![fixture("traces/traces.jsonl")],
             ..Default::default()
         },
+        None,
     )
     .unwrap();
-    let w = weekly::build(&rules, &a, None).unwrap();
     assert_eq!(w.period, Period::Hour);
     let idx = |n: &str| w.phases.iter().position(|p| p.name == n).unwrap();
     assert_eq!(w.waterfall.len(), 3);

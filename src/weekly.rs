@@ -483,10 +483,12 @@ fn int_key(k: &Option<String>) -> Option<i64> {
     k.as_deref().and_then(|s| s.parse().ok())
 }
 
-/// One family of percentiles: the keys it groups by, the values, the quantiles, and its
-/// histograms (a query of pass 1).
+/// One family of percentiles: the keys it groups by, the groupings of them asked for, the
+/// values, the quantiles, and its histograms (a query of pass 1).
 struct Family {
     keys: Vec<String>,
+    /// The groupings it is asked for (positions in `keys`).
+    levels: Vec<exact::Level>,
     values: Vec<String>,
     quantiles: Vec<f64>,
     histograms: Histograms,
@@ -626,26 +628,40 @@ impl Passes {
         class_values.push(e2e.clone());
         // Each family is one query of each pass (`Histograms`, `Ranks::queries`): the pass's
         // queries share one scan.
+        let all = |keys: &[&str]| -> Vec<exact::Level> { vec![(0..keys.len()).collect()] };
         let families = vec![
-            (vec!["model".to_string()], names.clone(), three.clone()),
-            (vec!["channel".to_string()], names.clone(), three.clone()),
-            (vec![CLASS_INDEX.to_string()], class_values, three.clone()),
-            (vec![], cdf_cols.clone(), cdf_steps),
+            // Per model and per channel, from one histogram per (model, channel): its
+            // rows counted once for both.
             (
-                vec![PERIOD_COL.to_string(), CHANNEL_COL.to_string()],
+                vec!["model", "channel"],
+                vec![vec![0], vec![1]],
+                names.clone(),
+                three.clone(),
+            ),
+            (
+                vec![CLASS_INDEX],
+                all(&[CLASS_INDEX]),
+                class_values,
+                three.clone(),
+            ),
+            (vec![], all(&[]), cdf_cols.clone(), cdf_steps),
+            (
+                vec![PERIOD_COL, CHANNEL_COL],
+                all(&[PERIOD_COL, CHANNEL_COL]),
                 vec![e2e.clone()],
                 three,
             ),
         ]
         .into_iter()
-        .map(|(keys, values, quantiles)| {
-            let fam = Family {
+        .map(|(keys, levels, values, quantiles)| {
+            let keys: Vec<String> = keys.into_iter().map(str::to_string).collect();
+            Ok(Family {
                 histograms: Histograms::new(&lf, &keys, &values)?,
                 keys,
+                levels,
                 values,
                 quantiles,
-            };
-            Ok(fam)
+            })
         })
         .collect::<PolarsResult<Vec<_>>>()?;
         Ok(Passes {
@@ -686,8 +702,7 @@ impl analyze::Beside for Passes {
             .iter()
             .map(|fam| {
                 let hists = fam.histograms.frames()?;
-                let levels = vec![(0..fam.keys.len()).collect()];
-                exact::Ranks::locate_at(&hists, &fam.keys, &levels, &fam.values, &fam.quantiles)
+                exact::Ranks::locate_at(&hists, &fam.keys, &fam.levels, &fam.values, &fam.quantiles)
             })
             .collect::<PolarsResult<_>>()?;
         Ok(())
@@ -725,13 +740,18 @@ impl Passes {
         } = self;
         let (lo, hi, untimed) = (timestamps.first_ms, timestamps.last_ms, timestamps.untimed);
         let tally_keys = [PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
-        let mut found = ranks.into_iter().map(|r| {
-            r.finish_quantiles()
-                .map(|mut levels| levels.pop().expect("one level"))
-        });
-        let mut next = || found.next().expect("one per family");
+        // Per family, per level.
+        let mut found = ranks
+            .into_iter()
+            .flat_map(|r| match r.finish_quantiles() {
+                Ok(levels) => levels.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            })
+            .collect::<PolarsResult<Vec<_>>>()?
+            .into_iter();
+        let mut next = || found.next().expect("one per family and level");
         let (by_model_q, by_channel_q, class_q, cdf_q, channel_q) =
-            (next()?, next()?, next()?, next()?, next()?);
+            (next(), next(), next(), next(), next());
 
         // The tally, rolled up (its rows are periods × classes, not requests).
         let tally = &first[0];

@@ -22,6 +22,7 @@ use crate::ruleset::RuleSet;
 use crate::source::{
     self, BadRowPolicy, Input, InputFormat, Locations, Origin, FILE_INDEX, SOURCE_COL,
 };
+use crate::stats::counts::{Asked, Counts, Extreme};
 use crate::stats::histogram::Histograms;
 use crate::stats::{self, exact, Key};
 use crate::summary::*;
@@ -415,29 +416,37 @@ const T_MIN: &str = "__t_min";
 const T_MAX: &str = "__t_max";
 
 impl Tally {
-    /// The tally's query, to be collected with the other queries of its pass.
-    fn query(rules: &RuleSet, plan: &Plan, lf: &LazyFrame, fine: &[String]) -> LazyFrame {
-        let any_timing = plan.any_timing();
-        let sum = stats::true_count;
-        let mut aggs = vec![
-            len().cast(DataType::UInt64).alias(ROWS),
-            sum(is_failure(), FAILED),
-            sum(any_timing, TIMED),
-            col("timestamp").cast(DataType::Int64).min().alias(T_MIN),
-            col("timestamp").cast(DataType::Int64).max().alias(T_MAX),
+    /// The tally's counts, whose query is collected with the other queries of its pass.
+    fn counts(
+        rules: &RuleSet,
+        plan: &Plan,
+        lf: &LazyFrame,
+        fine: &[String],
+    ) -> PolarsResult<Counts> {
+        let mut flags = vec![
+            (FAILED.to_string(), is_failure()),
+            (TIMED.to_string(), plan.any_timing()),
         ];
         for check in quality::ALL {
             let c = quality::column(&check);
-            aggs.push(sum(col(c.as_str()), &c));
+            flags.push((c.clone(), col(c.as_str())));
         }
         for m in estimated(rules) {
-            aggs.push(sum(col(m.as_str()), &m));
+            flags.push((m.clone(), col(m.as_str())));
         }
-        let by: Vec<Expr> = fine.iter().map(|k| col(k.as_str())).collect();
-        lf.clone()
-            .group_by(by)
-            .agg(aggs)
-            .with_columns(stats::keys_as_text(fine))
+        let t = || col("timestamp").cast(DataType::Int64);
+        Counts::new(
+            lf,
+            fine,
+            Asked {
+                rows: ROWS.to_string(),
+                flags,
+                extremes: vec![
+                    (T_MIN.to_string(), t(), Extreme::Min),
+                    (T_MAX.to_string(), t(), Extreme::Max),
+                ],
+            },
+        )
     }
 
     /// The sum of `column` per group of `keys`.
@@ -526,17 +535,12 @@ fn summarize(
     let lf = beside.lf(&plan.lf);
     let histograms = Histograms::new(&lf, &pct_keys, &values)?;
     let examples = quality::ExampleSearch::default();
-    let mut first = vec![
-        Tally::query(rules, plan, &lf, &fine),
-        histograms.query(),
-        examples.query(&lf),
-    ];
+    let tally = Tally::counts(rules, plan, &lf, &fine)?;
+    let mut first = vec![tally.query(), histograms.query(), examples.query(&lf)];
     first.extend(beside.first()?);
     let mut first = stats::collect_in_scans(first)?;
     beside.take_first(first.split_off(3))?;
-    let tally = Tally {
-        df: first.remove(0),
-    };
+    let tally = Tally { df: tally.frame()? };
     let rows = tally.total(ROWS)?;
     let hist = histograms.frames()?;
     let mut ranks = exact::Ranks::locate(&hist, &pct_keys, &levels, &values)?;

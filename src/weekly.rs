@@ -29,6 +29,7 @@ use crate::ruleset::compile::{self, CLASS_INDEX, ESTIMATED_SUFFIX};
 use crate::ruleset::timeline::GATEWAY_POINTS;
 use crate::ruleset::types::Ty;
 use crate::ruleset::RuleSet;
+use crate::stats::counts::{Asked, Counts};
 use crate::stats::histogram::Histograms;
 use crate::stats::{self, exact, Key, QUANTILES};
 use crate::summary::{round3, Pct};
@@ -461,6 +462,10 @@ impl From<PolarsError> for Inner {
 }
 
 const ROWS: &str = "__rows";
+/// The tally's keys.
+fn tally_keys() -> Vec<String> {
+    vec![PERIOD_COL.to_string(), CLASS_INDEX.to_string()]
+}
 const FAILED: &str = "__failed";
 /// The tally's count of requests whose `i`-th phase rests on an estimate.
 fn estimated_col(i: usize) -> String {
@@ -506,10 +511,10 @@ struct Passes {
     defs: Vec<PhaseDef>,
     /// The plan with each request's period, channel chart key, phases and CDF values.
     lf: LazyFrame,
-    /// Pass 1's queries other than the families' histograms: the tally per (period,
-    /// class), rows per model, rows per channel. Their frames once pass 1 is collected.
-    counts: Vec<LazyFrame>,
-    frames: Vec<DataFrame>,
+    /// Pass 1's counts: rows, failures and estimates per (period, class); rows per
+    /// (model, channel).
+    tally: Counts,
+    groups: Counts,
     families: Vec<Family>,
     /// Per family, once pass 1 is read: where its ranks are.
     ranks: Vec<exact::Ranks>,
@@ -590,35 +595,34 @@ impl Passes {
         // Pass 1: rows, failures and, per phase that can rest on an estimate, the requests
         // whose duration does, per (period, class); rows per model and per channel; and the
         // histograms of every family of percentiles.
-        let sum = stats::true_count;
-        let tally_keys = vec![PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
-        let mut tallied = vec![
-            len().cast(DataType::UInt64).alias(ROWS),
-            sum(is_failure(), FAILED),
-        ];
-        tallied.extend(
+        let mut flags = vec![(FAILED.to_string(), is_failure())];
+        flags.extend(
             defs.iter()
                 .zip(&phase_cols)
                 .enumerate()
                 .filter_map(|(i, (d, c))| {
                     let e = d.estimated.clone()?;
-                    Some(sum(col(c.as_str()).is_not_null().and(e), &estimated_col(i)))
+                    Some((estimated_col(i), col(c.as_str()).is_not_null().and(e)))
                 }),
         );
-        let mut first = vec![lf
-            .clone()
-            .group_by([col(PERIOD_COL), col(CLASS_INDEX)])
-            .agg(tallied)
-            .with_columns(stats::keys_as_text(&tally_keys))];
-        let group_keys = ["model", "channel"];
-        for k in group_keys {
-            first.push(
-                lf.clone()
-                    .group_by([col(k)])
-                    .agg([len().cast(DataType::UInt64).alias(ROWS)])
-                    .with_columns(stats::keys_as_text(&[k.to_string()])),
-            );
-        }
+        let tally = Counts::new(
+            &lf,
+            &tally_keys(),
+            Asked {
+                rows: ROWS.to_string(),
+                flags,
+                extremes: vec![],
+            },
+        )?;
+        let groups = Counts::new(
+            &lf,
+            &["model".to_string(), "channel".to_string()],
+            Asked {
+                rows: ROWS.to_string(),
+                flags: vec![],
+                extremes: vec![],
+            },
+        )?;
         let e2e = "total_handler_ms".to_string();
         let three = QUANTILES.to_vec();
         let cdf_steps: Vec<f64> = (0..=CDF_STEPS)
@@ -673,8 +677,8 @@ impl Passes {
             metrics,
             defs,
             lf,
-            counts: first,
-            frames: vec![],
+            tally,
+            groups,
             families,
             ranks: vec![],
         })
@@ -687,16 +691,14 @@ impl analyze::Beside for Passes {
     }
 
     fn first(&mut self) -> PolarsResult<Vec<LazyFrame>> {
-        let mut queries = std::mem::take(&mut self.counts);
+        let mut queries = vec![self.tally.query(), self.groups.query()];
         queries.extend(self.families.iter().map(|f| f.histograms.query()));
         Ok(queries)
     }
 
-    fn take_first(&mut self, mut frames: Vec<DataFrame>) -> PolarsResult<()> {
-        // The families' histograms are in `Histograms` itself; their frames (one row
-        // each) are not needed.
-        frames.truncate(frames.len() - self.families.len());
-        self.frames = frames;
+    /// Every count is in `Counts` and `Histograms` themselves; the queries' frames (one
+    /// row each) are not needed.
+    fn take_first(&mut self, _: Vec<DataFrame>) -> PolarsResult<()> {
         self.ranks = self
             .families
             .iter()
@@ -734,12 +736,12 @@ impl Passes {
             class_order,
             metrics,
             defs,
-            frames: first,
+            tally,
+            groups,
             ranks,
             ..
         } = self;
         let (lo, hi, untimed) = (timestamps.first_ms, timestamps.last_ms, timestamps.untimed);
-        let tally_keys = [PERIOD_COL.to_string(), CLASS_INDEX.to_string()];
         // Per family, per level.
         let mut found = ranks
             .into_iter()
@@ -754,8 +756,8 @@ impl Passes {
             (next(), next(), next(), next(), next());
 
         // The tally, rolled up (its rows are periods × classes, not requests).
-        let tally = &first[0];
-        let keys = stats::key_columns(tally, &tally_keys)?;
+        let tally = tally.frame()?;
+        let keys = stats::key_columns(&tally, &tally_keys())?;
         let (rows_c, fail_c) = (tally.column(ROWS)?.u64()?, tally.column(FAILED)?.u64()?);
         let est_c: Vec<(usize, &UInt64Chunked)> = (0..defs.len())
             .filter(|i| defs[*i].estimated.is_some())
@@ -849,17 +851,11 @@ impl Passes {
         });
 
         // Named metrics per model and per channel: rows per group from pass 1.
+        let groups = groups.frame()?;
         let per = |qs: &BTreeMap<Key, Vec<exact::Quantiles>>,
-                   counts: &DataFrame,
                    key: &str|
          -> PolarsResult<Vec<GroupMetrics>> {
-            let ks = stats::key_columns(counts, &[key.to_string()])?;
-            let n = counts.column(ROWS)?.u64()?;
-            let rows: BTreeMap<&Key, u64> = ks
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (k, n.get(i).unwrap_or(0)))
-                .collect();
+            let rows = stats::sums(groups.clone().lazy(), &[key.to_string()], col(ROWS))?;
             let mut out: Vec<GroupMetrics> = qs
                 .iter()
                 .map(|(k, q)| GroupMetrics {
@@ -871,8 +867,8 @@ impl Passes {
             out.sort_by(|a, b| a.key.cmp(&b.key));
             Ok(out)
         };
-        let by_model = per(&by_model_q, &first[1], "model")?;
-        let by_channel = per(&by_channel_q, &first[2], "channel")?;
+        let by_model = per(&by_model_q, "model")?;
+        let by_channel = per(&by_channel_q, "channel")?;
 
         // End-to-end p95 per channel and period.
         let mut by_ch: BTreeMap<String, BTreeMap<i64, (u64, Option<f64>)>> = BTreeMap::new();

@@ -9,6 +9,7 @@ use polars::prelude::*;
 
 use crate::summary::Pct;
 
+pub mod counts;
 pub mod exact;
 pub mod histogram;
 mod kept;
@@ -206,7 +207,7 @@ where
     let first = inputs.remove(0);
     let counted = first.map_many(
         move |cols: &mut [Column]| {
-            let height = cols.iter().map(Column::len).max().unwrap_or(0);
+            let height = morsel_height(cols);
             count(cols, height)?;
             Ok(Column::new_scalar(
                 "__counted".into(),
@@ -218,6 +219,19 @@ where
         |_, _| Ok(Field::new("__counted".into(), DataType::UInt64)),
     );
     lf.clone().select([counted.sum().alias("__counted")])
+}
+
+/// The rows of the morsel `cols` are of: those of its columns, a literal's (one value,
+/// which `at_height` repeats) aside. An empty morsel has literals of one value beside
+/// columns of none.
+fn morsel_height(cols: &[Column]) -> usize {
+    let longest = |scalar: bool| {
+        cols.iter()
+            .filter(|c| c.as_scalar_column().is_some() == scalar)
+            .map(Column::len)
+            .max()
+    };
+    longest(false).or(longest(true)).unwrap_or(0)
 }
 
 /// A pass's totals, locked: a morsel that failed leaves counts the pass's error discards

@@ -105,10 +105,11 @@ pub trait Beside {
     fn lf(&self, plan: &LazyFrame) -> LazyFrame {
         plan.clone()
     }
-    /// Pass 1's queries.
+    /// Pass 1's queries. Like every query of the passes, each counts into totals its
+    /// owner holds (`stats::counting_query`): their frames are not kept.
     fn first(&mut self) -> PolarsResult<Vec<LazyFrame>>;
-    /// Pass 1's frames, in the order of `first`'s queries.
-    fn take_first(&mut self, frames: Vec<DataFrame>) -> PolarsResult<()>;
+    /// Reads what pass 1 counted, once collected.
+    fn read_first(&mut self) -> PolarsResult<()>;
     /// The next values pass's queries; none once every value is found.
     fn values(&mut self) -> PolarsResult<Vec<LazyFrame>>;
     /// Reads what the values pass found, once collected.
@@ -122,7 +123,7 @@ impl Beside for Alone {
     fn first(&mut self) -> PolarsResult<Vec<LazyFrame>> {
         Ok(vec![])
     }
-    fn take_first(&mut self, _: Vec<DataFrame>) -> PolarsResult<()> {
+    fn read_first(&mut self) -> PolarsResult<()> {
         Ok(())
     }
     fn values(&mut self) -> PolarsResult<Vec<LazyFrame>> {
@@ -538,8 +539,8 @@ fn summarize(
     let tally = Tally::counts(rules, plan, &lf, &fine)?;
     let mut first = vec![tally.query(), histograms.query(), examples.query(&lf)];
     first.extend(beside.first()?);
-    let mut first = stats::collect_in_scans(first)?;
-    beside.take_first(first.split_off(3))?;
+    stats::collect_in_scans(first)?;
+    beside.read_first()?;
     let tally = Tally { df: tally.frame()? };
     let rows = tally.total(ROWS)?;
     let hist = histograms.frames()?;

@@ -3,8 +3,8 @@
 //! every named metric, end-to-end p95 per channel and period, the median timeline (t0…t7)
 //! per class, and CDF points of every named metric. Plain data, sorted and rounded, ready
 //! for the HTML and Markdown renderers in `report::html` and `report::markdown`. Every
-//! figure is an aggregate asked of the lazy plan (`build`): no request is held, and the
-//! percentiles and CDF points are exact (`stats::exact`).
+//! figure is an aggregate asked of the lazy plan on `analyze`'s passes (`run`): no request
+//! is held, and the percentiles and CDF points are exact (`stats::exact`).
 //!
 //! Time is UTC throughout: hours and days start at UTC midnight, weeks on Monday 00:00 UTC.
 //! Requests without a timestamp stay in every figure that is not over time, and are
@@ -696,9 +696,7 @@ impl analyze::Beside for Passes {
         Ok(queries)
     }
 
-    /// Every count is in `Counts` and `Histograms` themselves; the queries' frames (one
-    /// row each) are not needed.
-    fn take_first(&mut self, _: Vec<DataFrame>) -> PolarsResult<()> {
+    fn read_first(&mut self) -> PolarsResult<()> {
         self.ranks = self
             .families
             .iter()

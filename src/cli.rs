@@ -1125,10 +1125,12 @@ fn sse_cmd(a: SseArgs) -> Result<()> {
 
 /// Groups polars' streaming group-by keeps in its table per thread (its default: 4,096).
 /// The rows of a group that does not fit are held until the input ends, and `compare`'s
-/// passes group its values by cohort and value, many thousands of groups: on 100M requests
-/// `compare --split` peaked at 3.27 GB with the default and 1.53 GB with 2^18 (2026-12-05;
-/// `analyze`, whose percentiles no longer use a group-by, and `throughput` the same with
-/// either). The table is a few megabytes per thread and group-by.
+/// first pass groups each token count and inflight value by cohort and value, many
+/// thousands of groups: on 100M requests `compare --split` peaked at 3.27 GB with the
+/// default and 1.53 GB with 2^18 (2026-12-05; 3.16 GB with the default once its last pass
+/// kept values without a group-by; `analyze`, whose percentiles use no group-by, and
+/// `throughput` the same with either). The table is a few megabytes per thread and
+/// group-by.
 const HOT_TABLE_SIZE: &str = "262144";
 
 /// Parquet row groups polars' reader fetches and decodes ahead of the queries reading

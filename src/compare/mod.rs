@@ -50,7 +50,7 @@ use crate::ruleset::RuleSet;
 use crate::source::{self, SOURCE_COL};
 use crate::stats;
 use crate::stats::exact::Counts;
-use crate::stats::ranked::{self, Layout, Ranked};
+use crate::stats::ranked::{self, InBuckets, Layout, Ranked};
 use crate::stats::support;
 use crate::stats::Key;
 use crate::summary::{tool, BadRows, LeftOut, RulesInfo, Window, PERCENTILE_METHOD};
@@ -395,14 +395,14 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             })
             .collect();
         if !to_refine.is_empty() {
-            let queries = to_refine
+            let asked = to_refine
                 .iter()
-                .map(|&m| {
-                    let n = needed(m, &layouts[m]);
-                    ranked::refine_query(&source.lf, &source.fine, &metric_names[m], &n)
-                })
+                .map(|&m| (metric_names[m].clone(), needed(m, &layouts[m])))
                 .collect();
-            let frames = stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
+            let pass = InBuckets::finer(&source.lf, &source.fine, asked).map_err(internal)?;
+            let frames = stats::collect_all(vec![pass.query()])
+                .and_then(|_| pass.frames())
+                .map_err(|e| plan.read_error(&e))?;
             for (df, &m) in frames.iter().zip(&to_refine) {
                 let finer = ranked::histograms(df, &source.fine).map_err(internal)?;
                 for (key, layout) in layouts[m].iter_mut() {
@@ -410,19 +410,22 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                 }
             }
         }
-        let mut queries = vec![];
+        let mut wanted = vec![];
         let mut asked = vec![];
         for (m, name) in metric_names.iter().enumerate() {
             let n = needed(m, &layouts[m]);
             // The cohorts of a source share a metric's layout shift (refined together).
             if let Some(shift) = layouts[m].values().next().map(Layout::shift) {
                 if !n.is_empty() {
-                    queries.push(ranked::query(&source.lf, &source.fine, name, shift, &n));
+                    wanted.push((name.clone(), shift, n));
                     asked.push(m);
                 }
             }
         }
-        let frames = stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
+        let pass = InBuckets::values(&source.lf, &source.fine, wanted).map_err(internal)?;
+        let frames = stats::collect_all(vec![pass.query()])
+            .and_then(|_| pass.frames())
+            .map_err(|e| plan.read_error(&e))?;
         for (df, m) in frames.iter().zip(asked) {
             let mut per_key = ranked::ranked(df, &source.fine, &layouts[m]).map_err(internal)?;
             for (c, key) in &source.members {

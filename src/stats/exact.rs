@@ -32,12 +32,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use polars::chunked_array::ops::arity::unary_elementwise_values;
 use polars::prelude::*;
 
 use super::histogram;
 use super::kept::{Kept, Wanted};
-use super::{collect_all, key_columns, keys_as_text, Key, QUANTILES};
+use super::{collect_all, key_columns, Key, QUANTILES};
 use crate::summary::{round3, Pct};
 
 /// Bits below the bucket: 52 mantissa bits less the 9 a bucket keeps.
@@ -78,6 +77,7 @@ pub(super) fn bucket_of(x: f64, shift: u32) -> i64 {
 
 /// The value as both passes see it: −0 made 0 (so a value has one bucket). IEEE addition
 /// gives −0 + 0 = 0 and leaves every other value as it is.
+#[cfg(test)]
 fn value_of(x: f64) -> f64 {
     x + 0.0
 }
@@ -92,64 +92,13 @@ pub(super) fn bucket_expr(name: &str, shift: u32) -> Expr {
     col(name).cast(DataType::Float64).map(
         move |c: Column| {
             let buckets: Int64Chunked =
-                unary_elementwise_values(c.f64()?, |x: f64| bucket_of(value_of(x), shift));
+                polars::chunked_array::ops::arity::unary_elementwise_values(c.f64()?, |x: f64| {
+                    bucket_of(value_of(x), shift)
+                });
             Ok(buckets.into_column())
         },
         |_, f| Ok(Field::new(f.name().clone(), DataType::Int64)),
     )
-}
-
-/// What a pass after the histogram keeps of a value whose bucket holds a needed rank:
-/// the value itself (the values' pass), or its bucket at finer bits (a refining pass).
-#[derive(Clone, Copy)]
-pub(super) enum Keep {
-    Value,
-    Bucket(u32),
-}
-
-impl Keep {
-    fn field(self) -> (DataType, &'static str) {
-        match self {
-            Keep::Value => (DataType::Float64, VALUE_COL),
-            Keep::Bucket(_) => (DataType::Int64, BUCKET_COL),
-        }
-    }
-}
-
-/// `keep` of `name`'s value where its bucket (at `shift` bits) is one of `needed`, else
-/// null: one function over the values, as `bucket_expr`.
-fn kept(name: &str, shift: u32, needed: &BTreeSet<i64>, keep: Keep) -> Expr {
-    // In order, for a binary search: a few dozen buckets.
-    let needed: Vec<i64> = needed.iter().copied().collect();
-    let (dtype, _) = keep.field();
-    col(name).cast(DataType::Float64).map(
-        move |c: Column| {
-            // Whole-column steps (the values, which are inside, a choice) rather than one
-            // step per value that builds its validity bit by bit: each vectorises.
-            let values: Float64Chunked = unary_elementwise_values(c.f64()?, value_of);
-            let inside: BooleanChunked = unary_elementwise_values(&values, |x: f64| {
-                needed.binary_search(&bucket_of(x, shift)).is_ok()
-            });
-            let (name, len) = (values.name().clone(), values.len());
-            Ok(match keep {
-                Keep::Value => values
-                    .zip_with(&inside, &Float64Chunked::full_null(name, len))?
-                    .into_column(),
-                Keep::Bucket(fine) => {
-                    let buckets: Int64Chunked =
-                        unary_elementwise_values(&values, |x: f64| bucket_of(x, fine));
-                    buckets
-                        .zip_with(&inside, &Int64Chunked::full_null(name, len))?
-                        .into_column()
-                }
-            })
-        },
-        move |_, f| Ok(Field::new(f.name().clone(), dtype.clone())),
-    )
-}
-
-fn key_exprs(keys: &[String]) -> Vec<Expr> {
-    keys.iter().map(|k| col(k.as_str())).collect()
 }
 
 /// Rows per bucket, or per value's order key, in order.
@@ -552,34 +501,6 @@ impl Ranks {
         }
         Ok(self.out)
     }
-}
-
-/// Rows per (fine key, `keep` of the value) among the rows whose `value` is in one of
-/// the buckets `needed` (at `shift` bits).
-pub(super) fn in_buckets(
-    lf: &LazyFrame,
-    fine: &[String],
-    value: &str,
-    shift: u32,
-    needed: &BTreeSet<i64>,
-    keep: Keep,
-) -> LazyFrame {
-    let (_, name) = keep.field();
-    // `keep` where the value is in a wanted bucket, kept where it is not null.
-    // Filtered after the projection, not on the bucket itself: that filter would be
-    // pushed down into the subplan the pass's queries share, to meet a predicate the
-    // plan has (an incident window, explain's cohort), and each query would then read
-    // the file for itself.
-    let mut cols = key_exprs(fine);
-    cols.push(kept(value, shift, needed, keep).alias(name));
-    let mut by = key_exprs(fine);
-    by.push(col(name));
-    lf.clone()
-        .select(cols)
-        .filter(col(name).is_not_null())
-        .group_by(by)
-        .agg([len().cast(DataType::UInt64).alias(COUNT_COL)])
-        .with_columns(keys_as_text(fine))
 }
 
 /// The bucket holding the 0-based `rank`, and the rank's offset within it.

@@ -1,6 +1,7 @@
-//! The passes of `exact`'s percentiles after the histogram: for each value, the rows per
-//! (fine key, value) among those whose bucket holds a needed rank, counted by one function
-//! over each morsel of the stream, as `histogram` counts pass 1. A polars group-by per
+//! The passes of `exact`'s percentiles after the histogram (and of `compare`'s,
+//! `ranked::InBuckets`): for each value, the rows per (fine key, value) among those whose
+//! bucket holds a needed rank, counted by one function over each morsel of the stream, as
+//! `histogram` counts pass 1. A polars group-by per
 //! value made one query, and one consumer of the shared scan, per value (two for a capped
 //! one): a report's families took four scans of a pass.
 //!
@@ -25,7 +26,7 @@ pub(super) struct Wanted {
     /// The buckets holding its needed ranks, in order.
     pub needed: Vec<i64>,
     /// At most this many distinct (key tuple, value) pairs kept, with finer buckets beside
-    /// them; none for no cap.
+    /// them (a cap of 0: the finer buckets alone); none for no cap.
     pub cap: Option<usize>,
 }
 

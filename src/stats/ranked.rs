@@ -20,9 +20,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use polars::prelude::*;
 
 use super::exact::{
-    bucket_of, from_order_key, in_buckets, order_key, Counts, Keep, BUCKET_COL, BUCKET_SHIFT,
-    COUNT_COL, FINE_SHIFT, REFINE_ABOVE, VALUE_COL,
+    bucket_of, from_order_key, order_key, Counts, BUCKET_COL, BUCKET_SHIFT, COUNT_COL, FINE_SHIFT,
+    REFINE_ABOVE, VALUE_COL,
 };
+use super::kept::{Kept, Wanted};
 use super::{key_columns, Key};
 
 /// Rows per bucket, per fine key, of pass 1's frame for one value
@@ -122,37 +123,83 @@ impl Layout {
     }
 }
 
-/// Between pass 1 and the last pass, for a value whose needed buckets hold too many rows
-/// (`Layout::too_many`): the rows of those buckets per finer bucket, per fine key.
-pub fn refine_query(
-    lf: &LazyFrame,
-    fine: &[String],
-    value: &str,
-    needed: &BTreeSet<i64>,
-) -> LazyFrame {
-    in_buckets(
-        lf,
-        fine,
-        value,
-        BUCKET_SHIFT,
-        needed,
-        Keep::Bucket(FINE_SHIFT),
-    )
+/// One of compare's passes after pass 1, for several metrics of a source at once: per
+/// metric, the rows in the buckets it needs, kept by one function over each morsel
+/// (`kept`), one query for all.
+pub struct InBuckets {
+    kept: Kept,
+    finer: bool,
 }
 
-/// The last pass: the rows of `value` in the buckets `needed` (at `shift` bits, the
-/// layouts' own), one row per distinct (fine key, value), to be read by `ranked`.
-pub fn query(
-    lf: &LazyFrame,
-    fine: &[String],
-    value: &str,
-    shift: u32,
-    needed: &BTreeSet<i64>,
-) -> LazyFrame {
-    in_buckets(lf, fine, value, shift, needed, Keep::Value)
+impl InBuckets {
+    /// The last pass: per metric `(value, shift, needed)`, its rows in the buckets
+    /// `needed` (at `shift` bits, the layouts' own), one row per distinct (fine key,
+    /// value), to be read by `ranked`.
+    pub fn values(
+        lf: &LazyFrame,
+        fine: &[String],
+        asked: Vec<(String, u32, BTreeSet<i64>)>,
+    ) -> PolarsResult<InBuckets> {
+        let wanted = asked
+            .into_iter()
+            .map(|(value, shift, needed)| Wanted {
+                value,
+                shift,
+                needed: needed.into_iter().collect(),
+                cap: None,
+            })
+            .collect();
+        Ok(InBuckets {
+            kept: Kept::new(lf, fine, wanted)?,
+            finer: false,
+        })
+    }
+
+    /// Between pass 1 and the last pass, for the metrics whose needed buckets hold too
+    /// many rows (`Layout::too_many`), per metric `(value, needed)`: the rows of those
+    /// buckets per finer bucket, per fine key. Their values are not kept (a cap of none).
+    pub fn finer(
+        lf: &LazyFrame,
+        fine: &[String],
+        asked: Vec<(String, BTreeSet<i64>)>,
+    ) -> PolarsResult<InBuckets> {
+        let wanted = asked
+            .into_iter()
+            .map(|(value, needed)| Wanted {
+                value,
+                shift: BUCKET_SHIFT,
+                needed: needed.into_iter().collect(),
+                cap: Some(0),
+            })
+            .collect();
+        Ok(InBuckets {
+            kept: Kept::new(lf, fine, wanted)?,
+            finer: true,
+        })
+    }
+
+    /// The query that keeps.
+    pub fn query(&self) -> LazyFrame {
+        self.kept.query()
+    }
+
+    /// Once the query is collected, per metric in order: its kept values (keys as text,
+    /// `__value`, `__count`) or its rows per finer bucket (keys as text, `__bucket`,
+    /// `__count`).
+    pub fn frames(&self) -> PolarsResult<Vec<DataFrame>> {
+        Ok(self
+            .kept
+            .found()?
+            .into_iter()
+            .map(|f| match (self.finer, f.finer) {
+                (true, Some(finer)) => finer,
+                _ => f.values,
+            })
+            .collect())
+    }
 }
 
-/// The values `query` kept, by rank, per fine key, placed by the keys' layouts.
+/// The values `InBuckets::values` kept, by rank, per fine key, placed by the keys' layouts.
 pub fn ranked(
     df: &DataFrame,
     fine: &[String],
@@ -282,16 +329,20 @@ mod tests {
             layouts.values().flat_map(|l| l.needed(&ranges)).collect()
         };
         let coarse = needed(&layouts);
-        let counts = collect_all(vec![refine_query(&lf, &fine, "x", &coarse)]).unwrap();
-        let finer = histograms(&counts[0], &fine).unwrap();
+        let pass = InBuckets::finer(&lf, &fine, vec![("x".to_string(), coarse)]).unwrap();
+        collect_all(vec![pass.query()]).unwrap();
+        let finer = histograms(&pass.frames().unwrap()[0], &fine).unwrap();
         let refined: BTreeMap<Key, Layout> = layouts
             .iter()
             .map(|(k, l)| (k.clone(), l.refined(&finer[k])))
             .collect();
         for layouts in [&layouts, &refined] {
             let shift = layouts.values().next().unwrap().shift();
-            let kept = collect_all(vec![query(&lf, &fine, "x", shift, &needed(layouts))]).unwrap();
-            let got = ranked(&kept[0], &fine, layouts).unwrap();
+            let pass =
+                InBuckets::values(&lf, &fine, vec![("x".to_string(), shift, needed(layouts))])
+                    .unwrap();
+            collect_all(vec![pass.query()]).unwrap();
+            let got = ranked(&pass.frames().unwrap()[0], &fine, layouts).unwrap();
             for group in ["a", "b"] {
                 let sorted = sorted_of(&df, group);
                 let r = &got[&vec![Some(group.to_string())]];

@@ -509,7 +509,7 @@ struct Passes {
     class_order: Vec<String>,
     metrics: Vec<MetricInfo>,
     defs: Vec<PhaseDef>,
-    /// The plan with each request's period, channel chart key, phases and CDF values.
+    /// The plan with each request's period, channel chart key and phases.
     lf: LazyFrame,
     /// Pass 1's counts: rows, failures and estimates per (period, class); rows per
     /// (model, channel).
@@ -572,8 +572,6 @@ impl Passes {
             .iter()
             .map(|d| format!("__phase_{}", d.info.name))
             .collect();
-        // A CDF is drawn of the finite values (a rate over no time is not one).
-        let cdf_cols: Vec<String> = names.iter().map(|n| format!("__cdf_{n}")).collect();
         let mut derived = vec![
             period_expr(period),
             col("channel").fill_null(lit(NONE_KEY)).alias(CHANNEL_COL),
@@ -583,13 +581,6 @@ impl Passes {
                 .zip(&phase_cols)
                 .map(|(d, c)| d.value.clone().alias(c.as_str())),
         );
-        derived.extend(names.iter().zip(&cdf_cols).map(|(n, c)| {
-            let v = col(n.as_str()).cast(DataType::Float64);
-            when(v.clone().is_finite())
-                .then(v)
-                .otherwise(lit(NULL).cast(DataType::Float64))
-                .alias(c.as_str())
-        }));
         let lf = plan.lf.clone().with_columns(derived);
 
         // Pass 1: rows, failures and, per phase that can rest on an estimate, the requests
@@ -641,26 +632,35 @@ impl Passes {
                 vec![vec![0], vec![1]],
                 names.clone(),
                 three.clone(),
+                false,
             ),
             (
                 vec![CLASS_INDEX],
                 all(&[CLASS_INDEX]),
                 class_values,
                 three.clone(),
+                false,
             ),
-            (vec![], all(&[]), cdf_cols.clone(), cdf_steps),
+            // A CDF is drawn of the finite values (a rate over no time is not one).
+            (vec![], all(&[]), names.clone(), cdf_steps, true),
             (
                 vec![PERIOD_COL, CHANNEL_COL],
                 all(&[PERIOD_COL, CHANNEL_COL]),
                 vec![e2e.clone()],
                 three,
+                false,
             ),
         ]
         .into_iter()
-        .map(|(keys, levels, values, quantiles)| {
+        .map(|(keys, levels, values, quantiles, finite)| {
             let keys: Vec<String> = keys.into_iter().map(str::to_string).collect();
+            let histograms = if finite {
+                Histograms::finite(&lf, &keys, &values)?
+            } else {
+                Histograms::new(&lf, &keys, &values)?
+            };
             Ok(Family {
-                histograms: Histograms::new(&lf, &keys, &values)?,
+                histograms,
                 keys,
                 levels,
                 values,

@@ -50,15 +50,35 @@ pub struct Histograms {
     lf: LazyFrame,
     keys: Keys,
     values: Vec<String>,
+    /// Infinities and NaNs counted as nulls.
+    finite: bool,
     totals: Arc<Mutex<Totals>>,
 }
 
 impl Histograms {
     pub fn new(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResult<Histograms> {
+        Histograms::of(lf, keys, values, false)
+    }
+
+    /// Histograms of the finite values alone: an infinity or a NaN is counted as a null
+    /// (the report's CDFs: a rate over no time is no point of one). Their buckets are
+    /// apart from every finite value's (an exponent of all ones), so a later pass never
+    /// needs them.
+    pub fn finite(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResult<Histograms> {
+        Histograms::of(lf, keys, values, true)
+    }
+
+    fn of(
+        lf: &LazyFrame,
+        keys: &[String],
+        values: &[String],
+        finite: bool,
+    ) -> PolarsResult<Histograms> {
         Ok(Histograms {
             lf: lf.clone(),
             keys: Keys::new(lf, keys)?,
             values: values.to_vec(),
+            finite,
             totals: Arc::new(Mutex::new(Totals {
                 tuples: Numbered::default(),
                 counts: vec![PlHashMap::new(); values.len()],
@@ -74,9 +94,9 @@ impl Histograms {
                 .iter()
                 .map(|v| col(v.as_str()).cast(DataType::Float64)),
         );
-        let (keys, totals) = (self.keys.clone(), self.totals.clone());
+        let (keys, totals, finite) = (self.keys.clone(), self.totals.clone(), self.finite);
         counting_query(&self.lf, inputs, move |cols, height| {
-            count_morsel(cols, &keys, &totals, height)
+            count_morsel(cols, &keys, &totals, finite, height)
         })
     }
 
@@ -117,11 +137,13 @@ pub fn collect(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResu
     histograms.frames()
 }
 
-/// Counts one morsel's rows: `cols` are the keys, then the values (as floats).
+/// Counts one morsel's rows: `cols` are the keys, then the values (as floats); `finite`:
+/// infinities and NaNs as nulls.
 fn count_morsel(
     cols: &[Column],
     keys: &Keys,
     totals: &Mutex<Totals>,
+    finite: bool,
     height: usize,
 ) -> PolarsResult<()> {
     let (key_cols, values) = cols.split_at(keys.len());
@@ -140,6 +162,11 @@ fn count_morsel(
         if let Some(valid) = v.validity().filter(|_| nulls > 0) {
             for (s, ok) in slots.iter_mut().zip(valid.iter()) {
                 *s *= u32::from(ok);
+            }
+        }
+        if finite {
+            for (s, x) in slots.iter_mut().zip(v.values().iter()) {
+                *s *= u32::from(x.is_finite());
             }
         }
         counted.push(count_slots(&tuple_of, tuples.len(), &slots));
@@ -252,6 +279,41 @@ mod tests {
     /// Keyed by the class index: the same rows as polars' group-by by the class and the
     /// bucket, null classes and values, negative values, zeros, the extreme floats and
     /// infinities included.
+    /// `Histograms::finite`: infinities and NaNs counted as nulls, as a group-by of the
+    /// values made null where they are not finite; and their buckets are apart from every
+    /// finite value's, so no later pass needs them.
+    #[test]
+    fn finite_histograms_count_the_rest_as_nulls() {
+        let xs = [
+            Some(f64::NEG_INFINITY),
+            Some(-f64::MAX),
+            Some(-2.5),
+            Some(0.0),
+            Some(f64::MAX),
+            Some(f64::INFINITY),
+            Some(f64::NAN),
+            Some(-f64::NAN),
+            None,
+        ];
+        let values: Vec<Option<f64>> = xs.iter().cycle().take(90).copied().collect();
+        let lf = df!("x" => values.clone()).unwrap().lazy();
+        let finite = Histograms::finite(&lf, &[], &["x".to_string()]).unwrap();
+        collect_all(vec![finite.query()]).unwrap();
+        let counted = finite.frames().unwrap().remove(0);
+        let nulled: Vec<Option<f64>> = values.iter().map(|x| x.filter(|x| x.is_finite())).collect();
+        let want = collect(&df!("x" => nulled).unwrap().lazy(), &[], &["x".to_string()])
+            .unwrap()
+            .remove(0);
+        assert!(counted.equals_missing(&want), "{counted}\n{want}");
+        // Null, and the four finite values' buckets.
+        assert_eq!(counted.height(), 5);
+        let bucket = |x: f64| bucket_of(x + 0.0, BUCKET_SHIFT);
+        for far in [f64::INFINITY, f64::NAN] {
+            assert!(bucket(far) > bucket(f64::MAX));
+            assert!(bucket(-far) < bucket(-f64::MAX));
+        }
+    }
+
     #[test]
     fn counts_by_the_class_equal_a_group_by() {
         let xs = [

@@ -584,7 +584,7 @@ impl Passes {
         let lf = plan.lf.clone().with_columns(derived);
 
         // Pass 1: rows, failures and, per phase that can rest on an estimate, the requests
-        // whose duration does, per (period, class); rows per model and per channel; and the
+        // whose duration does, per (period, class); rows per (model, channel); and the
         // histograms of every family of percentiles.
         let mut flags = vec![(FAILED.to_string(), is_failure())];
         flags.extend(

@@ -1,9 +1,9 @@
-//! The keys of the counts `histogram` and `kept` make over each morsel of the stream:
-//! each key's value as a 64-bit code, a morsel's distinct key tuples numbered once, the
-//! tuples of a whole pass numbered in the order met, and the tuples as text again (as
-//! `keys_as_text` casts a key) for the frames.
+//! The keys of the counts `histogram`, `kept` and `counts` make over each morsel of the
+//! stream: each key's value as a 64-bit code, a morsel's distinct key tuples numbered
+//! once, the tuples of a whole pass numbered in the order met, and the tuples as text
+//! again (as `keys_as_text` casts a key) for the frames.
 //!
-//! Both count by one function over each morsel (`stats::counting_query`).
+//! Each counts by one function over each morsel (`stats::counting_query`).
 
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ impl Coding {
             d if d.to_physical().is_integer() && d.to_physical() != DataType::UInt64 => {
                 Coding::Number(d.clone())
             }
-            d => polars_bail!(ComputeError: "a histogram cannot be keyed by `{name}` of type {d}"),
+            d => polars_bail!(ComputeError: "cannot count by `{name}` of type {d}"),
         })
     }
 

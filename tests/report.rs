@@ -292,6 +292,17 @@ fn period_hour_gives_two_periods_and_the_trend_columns() {
     assert!(md.contains("2 periods of one hour (chosen from the span"));
 }
 
+/// A log of no request (a JSON array of none, which maps no field and so no named metric)
+/// is a report of 0 requests: its CDFs are of no metric, counted by no query, not a panic.
+#[test]
+fn an_empty_array_is_a_report_of_no_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("none.json");
+    std::fs::write(&input, "[]").unwrap();
+    let md = report(dir.path(), "w.md", &[input.to_str().unwrap()]);
+    assert!(md.contains("- **Requests:** 0\n"), "{md}");
+}
+
 #[test]
 fn since_and_until_narrow_the_report() {
     let dir = tempfile::tempdir().unwrap();

@@ -198,12 +198,19 @@ pub fn collect_all(queries: Vec<LazyFrame>) -> PolarsResult<Vec<DataFrame>> {
 
 /// A query of `lf` whose one function, `count`, receives each morsel's `inputs` and its
 /// height, and whose only effect is what `count` adds, under a lock, to a pass's totals
-/// (`histogram`, `kept`, the data-quality examples): a streaming aggregate of our own. Its
-/// frame (one row) is not needed.
+/// (`histogram`, `kept`, `counts`, the data-quality examples): a streaming aggregate of
+/// our own. Its frame (one row) is not needed.
+///
+/// No inputs (a histogram of no value by no key: the report's CDFs of a log none of whose
+/// named metrics can be computed) have nothing to count: the query reads nothing, and
+/// `count` is not called.
 pub fn counting_query<F>(lf: &LazyFrame, mut inputs: Vec<Expr>, count: F) -> LazyFrame
 where
     F: Fn(&[Column], usize) -> PolarsResult<()> + Send + Sync + 'static,
 {
+    if inputs.is_empty() {
+        return DataFrame::empty().lazy();
+    }
     let first = inputs.remove(0);
     let counted = first.map_many(
         move |cols: &mut [Column]| {

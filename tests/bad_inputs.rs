@@ -287,25 +287,34 @@ struct Outcome {
     hard: Vec<String>,
 }
 
+/// The case's files (and rule file) copied into `dir`, and those it generates there: the
+/// inputs, as paths relative to `dir`.
+fn inputs_in(case: &Case, dir: &Path) -> Result<Vec<String>, String> {
+    for f in case.files.iter().chain(case.rules.iter()) {
+        let src = bad_dir().join(f);
+        let dst = dir.join(f);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(&src, &dst).map_err(|e| format!("cannot copy fixtures/bad/{f}: {e}"))?;
+    }
+    let mut inputs = case.files.clone();
+    if let Some(kind) = &case.generated {
+        inputs.extend(generate(kind, dir));
+    }
+    Ok(inputs)
+}
+
 fn run_case(case: &Case) -> Outcome {
     let mut soft = vec![];
     let mut hard = vec![];
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let mut inputs: Vec<String> = vec![];
-    for f in case.files.iter().chain(case.rules.iter()) {
-        let src = bad_dir().join(f);
-        let dst = dir.join(f);
-        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-        if let Err(e) = std::fs::copy(&src, &dst) {
-            hard.push(format!("cannot copy fixtures/bad/{f}: {e}"));
+    let inputs = match inputs_in(case, dir) {
+        Ok(inputs) => inputs,
+        Err(e) => {
+            hard.push(e);
             return Outcome { soft, hard };
         }
-    }
-    inputs.extend(case.files.iter().cloned());
-    if let Some(kind) = &case.generated {
-        inputs.extend(generate(kind, dir));
-    }
+    };
     let before = files_under(dir);
 
     let mut argv: Vec<String> = case.command.clone();
@@ -533,6 +542,45 @@ fn every_case_has_its_outcome() {
         "{} problem(s) in the bad-input corpus:\n{}",
         report.len(),
         report.join("\n")
+    );
+}
+
+/// Every `analyze` case's inputs given to `report` too (its own arguments aside, its rule
+/// file kept): a report or an error, never a crash. `report` asks the plan for more than
+/// `analyze` does (its periods, families of percentiles and CDFs), and a JSON array of no
+/// request once panicked there alone.
+#[test]
+fn no_case_crashes_the_report() {
+    let cases: Vec<Case> = manifest()
+        .into_iter()
+        .filter(|c| c.command == analyze() && !(c.known_panic && c.known_bug.is_some()))
+        .collect();
+    let crashes = parallel(&cases, |case| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let mut argv = vec!["report".to_string()];
+        argv.extend(inputs_in(case, dir).map_err(|e| format!("{}: {e}", case.name))?);
+        if let Some(r) = &case.rules {
+            argv.extend(["--rules".to_string(), r.clone()]);
+        }
+        argv.extend(["--out".to_string(), "report.md".to_string()]);
+        let out = Command::new(bin())
+            .args(&argv)
+            .current_dir(dir)
+            .env_remove("TRACEDIAG_SALT")
+            .output()
+            .expect("the tracediag binary runs");
+        match crash(&out) {
+            Some(c) => Err(format!("{}: {c}", case.name)),
+            None => Ok(()),
+        }
+    });
+    let crashes: Vec<String> = crashes.into_iter().filter_map(Result::err).collect();
+    assert!(cases.len() >= 30, "only {} cases", cases.len());
+    assert!(
+        crashes.is_empty(),
+        "report crashed:\n{}",
+        crashes.join("\n")
     );
 }
 

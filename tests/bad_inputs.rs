@@ -303,6 +303,16 @@ fn inputs_in(case: &Case, dir: &Path) -> Result<Vec<String>, String> {
     Ok(inputs)
 }
 
+/// The binary run with `argv` in `dir`, with a salt of its own drawing.
+fn run_in(dir: &Path, argv: &[String]) -> Output {
+    Command::new(bin())
+        .args(argv)
+        .current_dir(dir)
+        .env_remove("TRACEDIAG_SALT")
+        .output()
+        .expect("the tracediag binary runs")
+}
+
 fn run_case(case: &Case) -> Outcome {
     let mut soft = vec![];
     let mut hard = vec![];
@@ -326,12 +336,7 @@ fn run_case(case: &Case) -> Outcome {
     if let Some(o) = &case.out {
         argv.extend(["--out".to_string(), o.clone()]);
     }
-    let out = Command::new(bin())
-        .args(&argv)
-        .current_dir(dir)
-        .env_remove("TRACEDIAG_SALT")
-        .output()
-        .expect("the tracediag binary runs");
+    let out = run_in(dir, &argv);
     let so = stdout(&out);
     let se = stderr(&out);
 
@@ -564,12 +569,7 @@ fn no_case_crashes_the_report() {
             argv.extend(["--rules".to_string(), r.clone()]);
         }
         argv.extend(["--out".to_string(), "report.md".to_string()]);
-        let out = Command::new(bin())
-            .args(&argv)
-            .current_dir(dir)
-            .env_remove("TRACEDIAG_SALT")
-            .output()
-            .expect("the tracediag binary runs");
+        let out = run_in(dir, &argv);
         match crash(&out) {
             Some(c) => Err(format!("{}: {c}", case.name)),
             None => Ok(()),

@@ -149,11 +149,6 @@ pub fn true_count(flag: Expr, name: &str) -> Expr {
         .alias(name)
 }
 
-/// Sum of a boolean column per group (null counts as false).
-pub fn trues(lf: LazyFrame, keys: &[String], flag: Expr) -> PolarsResult<BTreeMap<Key, u64>> {
-    sums(lf, keys, flag.fill_null(lit(false)))
-}
-
 fn grouped(lf: LazyFrame, keys: &[String], aggs: Vec<Expr>) -> PolarsResult<DataFrame> {
     if keys.is_empty() {
         collect(lf.select(aggs))

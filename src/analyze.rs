@@ -24,7 +24,7 @@ use crate::source::{
 };
 use crate::stats::counts::{Asked, Counts, Extreme};
 use crate::stats::histogram::Histograms;
-use crate::stats::{self, exact, Key};
+use crate::stats::{self, exact, guess, Key, QUANTILES};
 use crate::summary::*;
 
 /// What to analyse.
@@ -532,9 +532,22 @@ fn summarize(
     ];
 
     // Two streaming passes over the plan. The first: the tally, the histograms and each
-    // data-quality check's examples.
+    // data-quality check's examples. On a large log, beside the histograms, the values in
+    // the buckets a sample of its first rows says the percentiles' ranks fall in
+    // (`stats::guess`): where that holds, there is no second pass. Not within an incident
+    // window: its first rows may be far into the log.
     let lf = beside.lf(&plan.lf);
-    let histograms = Histograms::new(&lf, &pct_keys, &values)?;
+    let sample = plan
+        .rows
+        .and_then(guess::sample_rows)
+        .filter(|_| opts.since.is_none() && opts.until.is_none());
+    let histograms = match sample {
+        Some(m) => {
+            let guess = Histograms::guess(&plan.lf, &pct_keys, &values, &levels, &QUANTILES, m)?;
+            Histograms::keeping(&lf, &pct_keys, &values, guess)?
+        }
+        None => Histograms::new(&lf, &pct_keys, &values)?,
+    };
     let examples = quality::ExampleSearch::default();
     let tally = Tally::counts(rules, plan, &lf, &fine)?;
     let mut first = vec![tally.query(), histograms.query(), examples.query(&lf)];
@@ -545,6 +558,7 @@ fn summarize(
     let rows = tally.total(ROWS)?;
     let hist = histograms.frames()?;
     let mut ranks = exact::Ranks::locate(&hist, &pct_keys, &levels, &values)?;
+    ranks.offer(histograms.kept()?)?;
     // The second: the values at the ranks (and, on a large log whose timings are fine
     // grained, a third: `Ranks::queries`).
     loop {

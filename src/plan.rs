@@ -53,6 +53,9 @@ pub struct Plan {
     pub tools: std::collections::BTreeSet<&'static str>,
     /// The catalogue fields some input maps; every other field is null in every row.
     pub present: std::collections::BTreeSet<String>,
+    /// The rows of the log, before the incident window (as the duplicate-id check counted
+    /// them; none for one request's plan).
+    pub rows: Option<u64>,
     /// The plan before the incident window, and the window: asked for the data's span
     /// only when the window holds no request (`empty_window`).
     unwindowed: LazyFrame,
@@ -156,6 +159,7 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         Some(f) => lf.filter(f.clone()),
         None => lf,
     };
+    let rows = duplicates.as_ref().map(|d| d.rows);
     let lf = quality::apply(rules, lf, duplicates.map(|d| d.ids), &is_present);
     let unwindowed = lf.clone();
     let lf = windowed(lf);
@@ -196,6 +200,7 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         unparsed_skipped: 0,
         skipped_examples: vec![],
         overlap,
+        rows,
         uncomputable,
         tools,
         present,

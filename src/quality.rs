@@ -108,6 +108,8 @@ pub struct Duplicates {
     /// Per pair of files, the ids both hold (pairs in file order; ids in one file only or
     /// in three or more files are in no pair).
     pub pairs: Vec<SharedIds>,
+    /// The rows of the log (with or without an id).
+    pub rows: u64,
 }
 
 /// The request ids two input files (by their index in the run) both hold, and how many
@@ -209,6 +211,7 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
         return Ok(Duplicates {
             ids: Series::new_empty("request_id".into(), &DataType::String),
             pairs: vec![],
+            rows,
         });
     }
     let file = || col(FILE_INDEX).cast(DataType::Int64);
@@ -240,7 +243,11 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
             .sort(["__a", "__b"], Default::default()),
     )?;
     if per_pair.height() == 0 {
-        return Ok(Duplicates { ids, pairs: vec![] });
+        return Ok(Duplicates {
+            ids,
+            pairs: vec![],
+            rows,
+        });
     }
     // Distinct ids per file, by their hashes (a file may repeat an id of its own), summed
     // over the slices (a pass each, as above).
@@ -282,7 +289,7 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
             })
         })
         .collect();
-    Ok(Duplicates { ids, pairs })
+    Ok(Duplicates { ids, pairs, rows })
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);

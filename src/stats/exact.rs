@@ -111,12 +111,13 @@ fn project(key: &Key, level: &Level) -> Key {
     level.iter().map(|&i| key[i].clone()).collect()
 }
 
-/// Where one needed rank is: its bucket and how many values of the series come before it
-/// in that bucket.
+/// Where one needed rank is: its bucket, how many values of the series come before it
+/// in that bucket, and how many the bucket holds.
 #[derive(Clone, Copy)]
 struct Rank {
     bucket: i64,
     offset: u64,
+    rows: u64,
 }
 
 /// The quantiles of one value in one group: how many values it has, and the value at each
@@ -394,6 +395,58 @@ impl Ranks {
         Ok(())
     }
 
+    /// Values pass 1 kept on a guess (`Histograms::keeping`; per value, in order, none
+    /// where it kept none): a value whose kept rows hold every row of each bucket its
+    /// ranks are in is done, with no values pass. The others are left as they were.
+    pub fn offer(&mut self, kept: Vec<Option<DataFrame>>) -> PolarsResult<()> {
+        for (vi, df) in kept.into_iter().enumerate() {
+            let Some(df) = df else { continue };
+            if self.stage[vi] == Stage::Done {
+                continue;
+            }
+            if let Some(found) = self.in_full(vi, &df)? {
+                self.found[vi] = Some(found);
+                self.stage[vi] = Stage::Done;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows of `kept` (keys, `__value`, `__count`) in value `vi`'s needed buckets,
+    /// when they are all the rows of each bucket holding one of its ranks.
+    fn in_full(&self, vi: usize, kept: &DataFrame) -> PolarsResult<Option<DataFrame>> {
+        let needed = &self.needed[vi];
+        let shift = self.shift[vi];
+        let values = kept.column(VALUE_COL)?.f64()?;
+        let mask: BooleanChunked = values
+            .iter()
+            .map(|x| x.map(|x| needed.contains(&bucket_of(x, shift))))
+            .collect();
+        let kept = kept.filter(&mask)?;
+        // Per (level, key, bucket) of a rank: the rows kept.
+        let mut rows: BTreeMap<(usize, Key, i64), u64> = BTreeMap::new();
+        let keys = key_columns(&kept, &self.fine)?;
+        let values = kept.column(VALUE_COL)?.f64()?;
+        let counts = kept.column(COUNT_COL)?.u64()?;
+        for (row, key) in keys.iter().enumerate() {
+            let (Some(x), Some(n)) = (values.get(row), counts.get(row)) else {
+                continue;
+            };
+            for (li, level) in self.levels.iter().enumerate() {
+                *rows
+                    .entry((li, project(key, level), bucket_of(x, shift)))
+                    .or_default() += n;
+            }
+        }
+        let full = self
+            .pending
+            .iter()
+            .filter(|p| p.value == vi)
+            .flat_map(|p| [(p, p.lower), (p, p.upper)])
+            .all(|(p, r)| rows.get(&(p.level, p.key.clone(), r.bucket)) == Some(&r.rows));
+        Ok(full.then_some(kept))
+    }
+
     /// Whether every value has its values at its ranks (`queries` asks for nothing more).
     pub fn done(&self) -> bool {
         self.stage.iter().all(|s| *s == Stage::Done)
@@ -511,6 +564,7 @@ fn locate(hist: &BTreeMap<i64, u64>, rank: u64) -> Rank {
             return Rank {
                 bucket,
                 offset: rank - before,
+                rows: count,
             };
         }
         before += count;
@@ -758,5 +812,66 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A log of `n` rows in three groups with their own spreads, one value of a log's
+    /// resolution (0.1) and one of full float precision; the first `shifted` rows ten
+    /// times the rest.
+    fn grouped_log(n: usize, shifted: usize) -> LazyFrame {
+        let (mut g, mut x, mut y) = (vec![], vec![], vec![]);
+        let mut seed = 11u64;
+        for i in 0..n {
+            let r = uniform(&mut seed);
+            let k = i % 3;
+            let scale = if i < shifted { 10.0 } else { 1.0 };
+            g.push(["a", "b", "c"][k]);
+            x.push((i % 13 != 0).then(|| ((r * (k + 1) as f64 * 1e3).round() / 10.0) * scale));
+            y.push(Some(uniform(&mut seed).powi(3) * 1e4 * scale));
+        }
+        df!("g" => g, "x" => x, "y" => y).unwrap().lazy()
+    }
+
+    /// Pass 1 on a guess from the first `sample` rows: the ranks, after `offer`.
+    fn guessed(lf: &LazyFrame, fine: &[String], levels: &[Level], sample: u64) -> Ranks {
+        let values = ["x".to_string(), "y".to_string()];
+        let guess =
+            histogram::Histograms::guess(lf, fine, &values, levels, &QUANTILES, sample).unwrap();
+        let h = histogram::Histograms::keeping(lf, fine, &values, guess).unwrap();
+        collect_all(vec![h.query()]).unwrap();
+        let mut ranks = Ranks::locate(&h.frames().unwrap(), fine, levels, &values).unwrap();
+        ranks.offer(h.kept().unwrap()).unwrap();
+        ranks
+    }
+
+    /// Where the first rows are like the rest, pass 1's kept values hold every rank: no
+    /// values pass, and the percentiles of two passes. A sample of no rows has met no
+    /// group, so pass 1 keeps every value: no values pass either.
+    #[test]
+    fn a_guess_that_holds_needs_no_values_pass() {
+        let lf = grouped_log(60_000, 0);
+        let fine = vec!["g".to_string()];
+        let levels = vec![vec![], vec![0]];
+        let values = ["x".to_string(), "y".to_string()];
+        let two = percentiles_by_levels(lf.clone(), &fine, &levels, &values).unwrap();
+        for sample in [12_000, 0] {
+            let ranks = guessed(&lf, &fine, &levels, sample);
+            assert!(ranks.done(), "{sample}");
+            assert_eq!(ranks.finish().unwrap(), two);
+        }
+    }
+
+    /// Where the first rows are unlike the rest, the guess misses the ranks: the values
+    /// pass reads them, and the percentiles are the same.
+    #[test]
+    fn a_guess_that_misses_leaves_the_values_pass() {
+        let fine = vec!["g".to_string()];
+        let levels = vec![vec![], vec![0]];
+        let values = ["x".to_string(), "y".to_string()];
+        let lf = grouped_log(60_000, 12_000);
+        let two = percentiles_by_levels(lf.clone(), &fine, &levels, &values).unwrap();
+        let mut ranks = guessed(&lf, &fine, &levels, 12_000);
+        assert_eq!(ranks.stage, vec![Stage::Values, Stage::Values]);
+        ranks.resolve(&lf).unwrap();
+        assert_eq!(ranks.finish().unwrap(), two);
     }
 }

@@ -13,11 +13,14 @@
 //! The frames are those a polars group-by by the keys and the bucket gives (a test checks
 //! it): the keys as text, `__bucket` (null for a null value) and `__count`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use polars::prelude::*;
 
-use super::exact::{bucket_of, BUCKET_COL, BUCKET_SHIFT, COUNT_COL};
+use super::exact::{bucket_of, Level, BUCKET_COL, BUCKET_SHIFT, COUNT_COL};
+use super::guess::{self, Guess, Ranges};
+use super::kept::{values_frame, ValueRows};
 use super::tuples::{Keys, Numbered, DENSE_CELLS};
 use super::{at_height, collect_all, counting_query, lock};
 
@@ -44,6 +47,85 @@ struct Totals {
     counts: Vec<PlHashMap<u64, u64>>,
 }
 
+/// Per value, with a guess (`Histograms::keeping`): rows per (tuple's number, value's
+/// bits) among those in the guessed slots. In shards, a morsel adding into the first one
+/// free: added under the counts' lock, they held it for most of the pass, and the other
+/// thread waited.
+struct Keeping {
+    shards: Vec<Mutex<Vec<ValueRows>>>,
+    /// Per value, whether it was dropped for the budget, in any shard.
+    dropped: Vec<AtomicBool>,
+    /// The distinct pairs a shard keeps at most: its share of `KEPT_PAIRS`.
+    share: usize,
+}
+
+impl Keeping {
+    fn new(values: usize, budget: usize) -> Keeping {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Keeping {
+            shards: (0..threads)
+                .map(|_| Mutex::new(vec![PlHashMap::new(); values]))
+                .collect(),
+            dropped: (0..values).map(|_| AtomicBool::new(false)).collect(),
+            share: budget / threads,
+        }
+    }
+
+    /// Adds a morsel's kept rows (`kept[value]`, by the morsel's tuple), its tuples
+    /// numbered as the pass numbers them (`numbers`). Past a shard's share of the budget,
+    /// the value that kept the most is dropped: its ranks are found in the values pass.
+    fn add(&self, kept: Vec<ValueRows>, numbers: &[u32]) {
+        let mut shard = self
+            .shards
+            .iter()
+            .find_map(|s| s.try_lock().ok())
+            .unwrap_or_else(|| lock(&self.shards[0]));
+        for (vi, (all, kept)) in shard.iter_mut().zip(kept).enumerate() {
+            if self.dropped[vi].load(Ordering::Relaxed) {
+                *all = PlHashMap::new();
+                continue;
+            }
+            for ((t, x), n) in kept {
+                *all.entry((numbers[t as usize], x)).or_insert(0) += n;
+            }
+        }
+        while shard.iter().map(|k| k.len()).sum::<usize>() > self.share {
+            let (vi, largest) = shard
+                .iter_mut()
+                .enumerate()
+                .max_by_key(|(_, k)| k.len())
+                .expect("a value to drop");
+            self.dropped[vi].store(true, Ordering::Relaxed);
+            *largest = PlHashMap::new();
+        }
+    }
+
+    /// Per value, the rows kept in all shards; none for a dropped value.
+    fn totals(&self) -> Vec<Option<ValueRows>> {
+        let mut all: Vec<Option<ValueRows>> = self
+            .dropped
+            .iter()
+            .map(|d| (!d.load(Ordering::Relaxed)).then(PlHashMap::new))
+            .collect();
+        for shard in &self.shards {
+            for (all, kept) in all.iter_mut().zip(lock(shard).iter()) {
+                if let Some(all) = all {
+                    for (&k, &n) in kept {
+                        *all.entry(k).or_insert(0) += n;
+                    }
+                }
+            }
+        }
+        all
+    }
+}
+
+/// The distinct (tuple, value) pairs pass 1 keeps at most on a guess, over all its values:
+/// a few hundred megabytes at most. Values of a log's resolution (0.1 ms, 1 ms) keep a
+/// few hundred thousand each however many rows; those of full float precision (a rate)
+/// keep a row each, as many as `guess::sample_rows` allows for.
+const KEPT_PAIRS: usize = 1 << 23;
+
 /// Pass 1's histograms of `values` per (fine key, bucket): one query, collected with the
 /// pass's others, then `frames`.
 pub struct Histograms {
@@ -52,12 +134,62 @@ pub struct Histograms {
     values: Vec<String>,
     /// Infinities and NaNs counted as nulls.
     finite: bool,
+    /// Where the ranks are guessed to be, and the values in those slots, kept.
+    guess: Option<(Arc<Guess>, Arc<Keeping>)>,
     totals: Arc<Mutex<Totals>>,
 }
 
 impl Histograms {
     pub fn new(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResult<Histograms> {
         Histograms::of(lf, keys, values, false)
+    }
+
+    /// `new`, keeping beside the counts the values in the slots `guess` names, for
+    /// `Ranks::offer`.
+    pub fn keeping(
+        lf: &LazyFrame,
+        keys: &[String],
+        values: &[String],
+        guess: Guess,
+    ) -> PolarsResult<Histograms> {
+        let mut h = Histograms::of(lf, keys, values, false)?;
+        h.guess = Some((
+            Arc::new(guess),
+            Arc::new(Keeping::new(values.len(), KEPT_PAIRS)),
+        ));
+        Ok(h)
+    }
+
+    /// The guess of where the ranks of `quantiles` of each level's groups are in
+    /// `lf`'s first `rows` rows (`guess`), in a scan of their own.
+    pub fn guess(
+        lf: &LazyFrame,
+        keys: &[String],
+        values: &[String],
+        levels: &[Level],
+        quantiles: &[f64],
+        rows: u64,
+    ) -> PolarsResult<Guess> {
+        let sample = lf.clone().slice(0, rows as IdxSize);
+        let h = Histograms::new(&sample, keys, values)?;
+        collect_all(vec![h.query()])?;
+        let totals = lock(&h.totals);
+        let counted: Vec<Vec<(u32, u32, u64)>> = totals
+            .counts
+            .iter()
+            .map(|counts| {
+                counts
+                    .iter()
+                    .map(|(&k, &n)| ((k >> BUCKET_BITS) as u32, (k & BUCKET_MASK) as u32, n))
+                    .collect()
+            })
+            .collect();
+        Ok(Guess::of(
+            totals.tuples.tuples(),
+            &counted,
+            levels,
+            quantiles,
+        ))
     }
 
     /// Histograms of the finite values alone: an infinity or a NaN is counted as a null
@@ -79,6 +211,7 @@ impl Histograms {
             keys: Keys::new(lf, keys)?,
             values: values.to_vec(),
             finite,
+            guess: None,
             totals: Arc::new(Mutex::new(Totals {
                 tuples: Numbered::default(),
                 counts: vec![PlHashMap::new(); values.len()],
@@ -95,9 +228,26 @@ impl Histograms {
                 .map(|v| col(v.as_str()).cast(DataType::Float64)),
         );
         let (keys, totals, finite) = (self.keys.clone(), self.totals.clone(), self.finite);
+        let guess = self.guess.clone();
         counting_query(&self.lf, inputs, move |cols, height| {
-            count_morsel(cols, &keys, &totals, finite, height)
+            let guess = guess.as_ref().map(|(g, k)| (g.as_ref(), k.as_ref()));
+            count_morsel(cols, &keys, &totals, (finite, guess), height)
         })
+    }
+
+    /// Once the query is collected, with a guess (`keeping`): per value, in order, the
+    /// rows it kept per (fine key, value), as `kept`'s frames (the keys as text,
+    /// `__value`, `__count`); none for a value dropped for the budget (`KEPT_PAIRS`).
+    pub fn kept(&self) -> PolarsResult<Vec<Option<DataFrame>>> {
+        let Some((_, keeping)) = &self.guess else {
+            return Ok(vec![]);
+        };
+        let keys = self.keys.columns(lock(&self.totals).tuples.tuples())?;
+        keeping
+            .totals()
+            .iter()
+            .map(|k| k.as_ref().map(|k| values_frame(&keys, k)).transpose())
+            .collect()
     }
 
     /// Once the query is collected: per value, in order, rows per (fine key, bucket), as
@@ -138,19 +288,24 @@ pub fn collect(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResu
 }
 
 /// Counts one morsel's rows: `cols` are the keys, then the values (as floats); `finite`:
-/// infinities and NaNs as nulls.
+/// infinities and NaNs as nulls; with a `guess`, keeps the values in its slots (at most
+/// `KEPT_PAIRS` distinct pairs in all).
 fn count_morsel(
     cols: &[Column],
     keys: &Keys,
     totals: &Mutex<Totals>,
-    finite: bool,
+    (finite, guess): (bool, Option<(&Guess, &Keeping)>),
     height: usize,
 ) -> PolarsResult<()> {
     let (key_cols, values) = cols.split_at(keys.len());
     let (tuple_of, tuples) = keys.number(key_cols, height)?;
-    // Per value, rows per (morsel's tuple, bucket).
+    // Per morsel tuple, its guessed ranges per value (none: every slot).
+    let ranges: Option<Vec<Option<&[Ranges]>>> =
+        guess.map(|(g, _)| tuples.iter().map(|t| g.of_tuple(t)).collect());
+    // Per value, rows per (morsel's tuple, bucket), and the kept values.
     let mut counted = Vec::with_capacity(values.len());
-    for c in values {
+    let mut kept = Vec::with_capacity(values.len());
+    for (vi, c) in values.iter().enumerate() {
         let c = at_height(c, height);
         let v = c.f64()?.rechunk();
         let nulls = v.null_count();
@@ -170,19 +325,101 @@ fn count_morsel(
             }
         }
         counted.push(count_slots(&tuple_of, tuples.len(), &slots));
+        if let Some(ranges) = &ranges {
+            let of_value: Vec<Option<&Ranges>> = ranges.iter().map(|r| r.map(|r| &r[vi])).collect();
+            kept.push(keep_guessed(&tuple_of, &slots, v.values(), &of_value));
+        }
     }
     let mut totals = lock(totals);
-    let numbers: Vec<u64> = tuples
+    let numbers: Vec<u32> = tuples
         .into_iter()
-        .map(|t| u64::from(totals.tuples.number(t)))
+        .map(|t| totals.tuples.number(t))
         .collect();
     for (all, counts) in totals.counts.iter_mut().zip(counted) {
         for (t, slot, n) in counts {
-            let k = (numbers[t as usize] << BUCKET_BITS) | u64::from(slot);
+            let k = (u64::from(numbers[t as usize]) << BUCKET_BITS) | u64::from(slot);
             *all.entry(k).or_insert(0) += n;
         }
     }
+    drop(totals);
+    if let Some((_, keeping)) = guess {
+        keeping.add(kept, &numbers);
+    }
     Ok(())
+}
+
+/// Rows per (morsel's tuple, value's bits) among the values whose slot (0 for a null or,
+/// for finite histograms, a value that is not finite) is in their tuple's `ranges` (by
+/// the tuple's number in the morsel).
+fn keep_guessed(
+    tuple_of: &[u32],
+    slots: &[u32],
+    xs: &[f64],
+    ranges: &[Option<&Ranges>],
+) -> ValueRows {
+    let mut kept = ValueRows::new();
+    let mut keep = |t: u32, x: f64| {
+        // −0 made 0, as its slot was.
+        *kept.entry((t, (x + 0.0).to_bits())).or_insert(0) += 1;
+    };
+    let Some((low, high)) = span(slots) else {
+        return kept;
+    };
+    // A bit per (tuple, slot) the morsel has, where they are few enough (a metric's slots
+    // lie close together): a lookup a row, where going through the ranges took most of
+    // the pass's time.
+    let width = (high - low) as usize + 1;
+    if ranges.len().saturating_mul(width) <= DENSE_CELLS {
+        let mut bits = vec![0u64; (ranges.len() * width).div_ceil(64)];
+        for (t, r) in ranges.iter().enumerate() {
+            let all = [guess::ALL];
+            for &(a, b) in r.map_or(&all[..], |r| r.as_slice()) {
+                let (a, b) = (a.max(low), b.min(high));
+                if a <= b {
+                    let at = t * width;
+                    set_bits(&mut bits, at + (a - low) as usize, at + (b - low) as usize);
+                }
+            }
+        }
+        for ((&t, &s), &x) in tuple_of.iter().zip(slots).zip(xs) {
+            // A null's slot 0 is below `low` and wraps past the width.
+            let d = s.wrapping_sub(low) as usize;
+            let i = t as usize * width + d;
+            if d < width && bits[i / 64] & (1 << (i % 64)) != 0 {
+                keep(t, x);
+            }
+        }
+    } else {
+        for ((&t, &s), &x) in tuple_of.iter().zip(slots).zip(xs) {
+            if guess::holds(ranges[t as usize], s) {
+                keep(t, x);
+            }
+        }
+    }
+    kept
+}
+
+/// Sets bits `first..=last`, a word at a time.
+fn set_bits(bits: &mut [u64], first: usize, last: usize) {
+    let (fw, lw) = (first / 64, last / 64);
+    let from = u64::MAX << (first % 64);
+    let to = u64::MAX >> (63 - last % 64);
+    if fw == lw {
+        bits[fw] |= from & to;
+    } else {
+        bits[fw] |= from;
+        bits[fw + 1..lw].fill(u64::MAX);
+        bits[lw] |= to;
+    }
+}
+
+/// The least and the greatest non-null slot, if any.
+fn span(slots: &[u32]) -> Option<(u32, u32)> {
+    let (low, high) = slots
+        .iter()
+        .filter(|&&s| s != 0)
+        .fold((u32::MAX, 0), |(l, h), &s| (l.min(s), h.max(s)));
+    (low <= high).then_some((low, high))
 }
 
 /// A value's bucket as a count key's low bits (never 0, which stands for a null value).
@@ -195,15 +432,10 @@ fn slot(x: f64) -> u32 {
 /// morsel's slots span few enough cells, in a table indexed by position (the slots of a
 /// metric's values lie close together), else hashed.
 fn count_slots(tuple_of: &[u32], tuples: usize, slots: &[u32]) -> Vec<(u32, u32, u64)> {
-    let (low, high) = slots
-        .iter()
-        .filter(|&&s| s != 0)
-        .fold((u32::MAX, 0), |(l, h), &s| (l.min(s), h.max(s)));
     // Cell 0 of a tuple counts its nulls, cell s − low + 1 slot s.
-    let width = if low > high {
-        1
-    } else {
-        (high - low) as usize + 2
+    let (low, width) = match span(slots) {
+        Some((low, high)) => (low, (high - low) as usize + 2),
+        None => (u32::MAX, 1),
     };
     if tuples.saturating_mul(width) <= DENSE_CELLS {
         let mut cells = vec![0u32; tuples * width];
@@ -311,6 +543,52 @@ mod tests {
         for far in [f64::INFINITY, f64::NAN] {
             assert!(bucket(far) > bucket(f64::MAX));
             assert!(bucket(-far) < bucket(-f64::MAX));
+        }
+    }
+
+    /// Past its share of the budget, a shard drops the value that kept the most, and the
+    /// value stays dropped in every shard; the others add up over the shards.
+    #[test]
+    fn past_the_budget_the_largest_value_is_dropped() {
+        let keeping = Keeping {
+            share: 4,
+            ..Keeping::new(2, 0)
+        };
+        let morsel = |a: u64, b: u64| -> Vec<ValueRows> {
+            vec![
+                (0..a).map(|x| ((0, x), 1)).collect(),
+                (0..b).map(|x| ((0, x), 1)).collect(),
+            ]
+        };
+        keeping.add(morsel(2, 1), &[7]);
+        assert_eq!(keeping.totals()[0].as_ref().unwrap().len(), 2);
+        keeping.add(morsel(4, 1), &[7]);
+        keeping.add(morsel(1, 1), &[7]);
+        let totals = keeping.totals();
+        assert!(totals[0].is_none());
+        let kept = totals[1].as_ref().unwrap();
+        // Three morsels' rows of value 1, numbered as the pass numbers the tuple.
+        assert_eq!(kept.get(&(7, 0)), Some(&3));
+        assert_eq!(kept.len(), 1);
+    }
+
+    #[test]
+    fn bit_ranges_are_set_whole() {
+        for (first, last) in [
+            (0, 0),
+            (3, 9),
+            (0, 63),
+            (5, 64),
+            (63, 200),
+            (64, 127),
+            (70, 191),
+        ] {
+            let mut bits = vec![0u64; 4];
+            set_bits(&mut bits, first, last);
+            for i in 0..256 {
+                let set = bits[i / 64] & (1 << (i % 64)) != 0;
+                assert_eq!(set, (first..=last).contains(&i), "{first}..={last} at {i}");
+            }
         }
     }
 

@@ -83,6 +83,9 @@ fn in_buckets(
     }
 }
 
+/// Rows per (tuple's number, value's bits).
+pub(super) type ValueRows = PlHashMap<(u32, u64), u64>;
+
 /// What a pass found of one value (`Kept::found`).
 pub(super) struct Found {
     /// Rows per (fine key, value): the keys as text, `__value`, `__count`.
@@ -97,7 +100,7 @@ pub(super) struct Found {
 #[derive(Default)]
 struct Totals {
     /// Rows per (tuple's number, value's bits).
-    values: PlHashMap<(u32, u64), u64>,
+    values: ValueRows,
     /// Rows per (tuple's number, finer bucket), for a capped value.
     finer: PlHashMap<(u32, i64), u64>,
     passed: bool,
@@ -151,38 +154,10 @@ impl Kept {
     pub(super) fn found(&self) -> PolarsResult<Vec<Found>> {
         let pass = lock(&self.pass);
         let keys = self.keys.columns(pass.tuples.tuples())?;
-        let keyed = |tuples: Vec<u32>, more: Vec<Column>| -> PolarsResult<DataFrame> {
-            let height = tuples.len();
-            let at: IdxCa = tuples
-                .into_iter()
-                .map(|t| t as IdxSize)
-                .collect_ca("".into());
-            let mut cols: Vec<Column> = keys
-                .iter()
-                .map(|k| k.take(&at))
-                .collect::<PolarsResult<_>>()?;
-            cols.extend(more);
-            DataFrame::new(height, cols)
-        };
         pass.totals
             .iter()
             .zip(self.wanted.iter())
             .map(|(t, w)| {
-                let mut values: Vec<((u32, u64), u64)> =
-                    t.values.iter().map(|(&k, &n)| (k, n)).collect();
-                values.sort_unstable();
-                let xs: Float64Chunked = values
-                    .iter()
-                    .map(|((_, b), _)| f64::from_bits(*b))
-                    .collect_ca(VALUE_COL.into());
-                let ns = UInt64Chunked::from_vec(
-                    COUNT_COL.into(),
-                    values.iter().map(|(_, n)| *n).collect(),
-                );
-                let values = keyed(
-                    values.iter().map(|((t, _), _)| *t).collect(),
-                    vec![xs.into_column(), ns.into_column()],
-                )?;
                 let finer = match w.cap {
                     None => None,
                     Some(_) => {
@@ -198,19 +173,53 @@ impl Kept {
                             finer.iter().map(|(_, n)| *n).collect(),
                         );
                         Some(keyed(
-                            finer.iter().map(|((t, _), _)| *t).collect(),
+                            &keys,
+                            finer.iter().map(|((t, _), _)| *t),
                             vec![bs.into_column(), ns.into_column()],
                         )?)
                     }
                 };
                 Ok(Found {
-                    values,
+                    values: values_frame(&keys, &t.values)?,
                     finer,
                     passed: t.passed,
                 })
             })
             .collect()
     }
+}
+
+/// Rows per (tuple's number, value's bits) as a frame, in that order: the keys as text
+/// (`keys`: the key columns of the pass's tuples, by number), `__value`, `__count`.
+pub(super) fn values_frame(keys: &[Column], values: &ValueRows) -> PolarsResult<DataFrame> {
+    let mut values: Vec<((u32, u64), u64)> = values.iter().map(|(&k, &n)| (k, n)).collect();
+    values.sort_unstable();
+    let xs: Float64Chunked = values
+        .iter()
+        .map(|((_, b), _)| f64::from_bits(*b))
+        .collect_ca(VALUE_COL.into());
+    let ns = UInt64Chunked::from_vec(COUNT_COL.into(), values.iter().map(|(_, n)| *n).collect());
+    keyed(
+        keys,
+        values.iter().map(|((t, _), _)| *t),
+        vec![xs.into_column(), ns.into_column()],
+    )
+}
+
+/// The rows of `tuples` (by number) of the key columns `keys`, then `more`.
+fn keyed(
+    keys: &[Column],
+    tuples: impl Iterator<Item = u32>,
+    more: Vec<Column>,
+) -> PolarsResult<DataFrame> {
+    let at: IdxCa = tuples.map(|t| t as IdxSize).collect_ca("".into());
+    let height = at.len();
+    let mut cols: Vec<Column> = keys
+        .iter()
+        .map(|k| k.take(&at))
+        .collect::<PolarsResult<_>>()?;
+    cols.extend(more);
+    DataFrame::new(height, cols)
 }
 
 /// Keeps one morsel's rows: `cols` are the keys, then the wanted values (as floats).
@@ -230,7 +239,7 @@ fn keep_morsel(
         let nulls = v.null_count();
         let v = v.downcast_as_array();
         let valid = v.validity().filter(|_| nulls > 0);
-        let mut values: PlHashMap<(u32, u64), u64> = PlHashMap::new();
+        let mut values = ValueRows::new();
         let mut finer: PlHashMap<(u32, i64), u64> = PlHashMap::new();
         // Called for the few rows in a needed bucket only: the loop over every row tests
         // the bucket and nothing else (a null's slot holds some value, tested after).

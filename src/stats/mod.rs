@@ -11,6 +11,7 @@ use crate::summary::Pct;
 
 pub mod counts;
 pub mod exact;
+pub mod guess;
 pub mod histogram;
 mod kept;
 pub mod ranked;

@@ -105,6 +105,12 @@ pub trait Beside {
     fn lf(&self, plan: &LazyFrame) -> LazyFrame {
         plan.clone()
     }
+    /// Whether the other command's figures take a values pass whatever `analyze`'s do
+    /// (the report's CDFs): `analyze` then keeps no guessed values in pass 1
+    /// (`stats::guess`), whose cost would save no pass.
+    fn values_pass_anyway(&self) -> bool {
+        false
+    }
     /// Pass 1's queries. Like every query of the passes, each counts into totals its
     /// owner holds (`stats::counting_query`): their frames are not kept.
     fn first(&mut self) -> PolarsResult<Vec<LazyFrame>>;
@@ -535,12 +541,14 @@ fn summarize(
     // data-quality check's examples. On a large log, beside the histograms, the values in
     // the buckets a sample of its first rows says the percentiles' ranks fall in
     // (`stats::guess`): where that holds, there is no second pass. Not within an incident
-    // window: its first rows may be far into the log.
+    // window (its first rows may be far into the log), nor beside a command whose own
+    // figures take that pass.
     let lf = beside.lf(&plan.lf);
     let sample = plan
         .rows
         .and_then(guess::sample_rows)
-        .filter(|_| opts.since.is_none() && opts.until.is_none());
+        .filter(|_| opts.since.is_none() && opts.until.is_none())
+        .filter(|_| !beside.values_pass_anyway());
     let histograms = match sample {
         Some(m) => {
             let guess = Histograms::guess(&plan.lf, &pct_keys, &values, &levels, &QUANTILES, m)?;

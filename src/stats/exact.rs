@@ -25,6 +25,11 @@
 //! hold a needed rank, never by the number of rows. The result equals polars' in-memory
 //! `quantile(q, Linear)` (the same interpolation, in the same float steps).
 //!
+//! On a large log, pass 1 can also keep the values in the buckets a sample of the log's
+//! first rows says the ranks fall in (`guess`, `Histograms::keeping`); a value whose
+//! kept rows turn out to hold every row of each bucket its ranks are in needs no pass 2
+//! (`Ranks::offer`), and one whose guess missed takes pass 2 as above.
+//!
 //! Percentiles for several levels of grouping (overall, per class, per group, per group
 //! and class) come from one histogram at the finest level, rolled up: one pair of passes
 //! however many levels are asked for. Any list of quantiles can be asked for (the

@@ -12,6 +12,12 @@
 //!
 //! The frames are those a polars group-by by the keys and the bucket gives (a test checks
 //! it): the keys as text, `__bucket` (null for a null value) and `__count`.
+//!
+//! With a guess of where the ranks are (`keeping`, `guess`), the same function also keeps
+//! the values in the guessed buckets, as `kept` does in pass 2, for `Ranks::offer`. Which
+//! values it keeps depends on the guess alone, not on the order of the morsels; whether
+//! a value is dropped for the budget may, but a dropped value is read in pass 2, and the
+//! percentiles are the same either way.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -55,8 +55,8 @@ struct Totals {
 
 /// Per value, with a guess (`Histograms::keeping`): rows per (tuple's number, value's
 /// bits) among those in the guessed slots. In shards, a morsel adding into the first one
-/// free: added under the counts' lock, they held it for most of the pass, and the other
-/// thread waited.
+/// free, so that its inserts (a few per cent of its rows a value) do not hold the counts'
+/// lock another thread waits on.
 struct Keeping {
     shards: Vec<Mutex<Vec<ValueRows>>>,
     /// Per value, whether it was dropped for the budget, in any shard.
@@ -106,19 +106,25 @@ impl Keeping {
         }
     }
 
-    /// Per value, the rows kept in all shards; none for a dropped value.
-    fn totals(&self) -> Vec<Option<ValueRows>> {
+    /// Per value, the rows kept in all shards, taken out of them (so that the shards and
+    /// the sum are not held at once); none for a dropped value.
+    fn take(&self) -> Vec<Option<ValueRows>> {
         let mut all: Vec<Option<ValueRows>> = self
             .dropped
             .iter()
             .map(|d| (!d.load(Ordering::Relaxed)).then(PlHashMap::new))
             .collect();
         for shard in &self.shards {
-            for (all, kept) in all.iter_mut().zip(lock(shard).iter()) {
-                if let Some(all) = all {
-                    for (&k, &n) in kept {
-                        *all.entry(k).or_insert(0) += n;
+            let shard = std::mem::take(&mut *lock(shard));
+            for (all, kept) in all.iter_mut().zip(shard) {
+                match all {
+                    Some(all) if all.is_empty() => *all = kept,
+                    Some(all) => {
+                        for (k, n) in kept {
+                            *all.entry(k).or_insert(0) += n;
+                        }
                     }
+                    None => {}
                 }
             }
         }
@@ -126,8 +132,8 @@ impl Keeping {
     }
 }
 
-/// The distinct (tuple, value) pairs pass 1 keeps at most on a guess, over all its values:
-/// a few hundred megabytes at most. Values of a log's resolution (0.1 ms, 1 ms) keep a
+/// The distinct (tuple, value) pairs pass 1 keeps at most on a guess, over all its values
+/// (a shard its share): about 400 MB of tables at most. Values of a log's resolution (0.1 ms, 1 ms) keep a
 /// few hundred thousand each however many rows; those of full float precision (a rate)
 /// keep a row each, as many as `guess::sample_rows` allows for.
 const KEPT_PAIRS: usize = 1 << 23;
@@ -241,16 +247,16 @@ impl Histograms {
         })
     }
 
-    /// Once the query is collected, with a guess (`keeping`): per value, in order, the
-    /// rows it kept per (fine key, value), as `kept`'s frames (the keys as text,
-    /// `__value`, `__count`); none for a value dropped for the budget (`KEPT_PAIRS`).
+    /// Once the query is collected, with a guess (`keeping`), and once: per value, in
+    /// order, the rows it kept per (fine key, value), as `kept`'s frames (the keys as
+    /// text, `__value`, `__count`); none for a value dropped for the budget (`KEPT_PAIRS`).
     pub fn kept(&self) -> PolarsResult<Vec<Option<DataFrame>>> {
         let Some((_, keeping)) = &self.guess else {
             return Ok(vec![]);
         };
         let keys = self.keys.columns(lock(&self.totals).tuples.tuples())?;
         keeping
-            .totals()
+            .take()
             .iter()
             .map(|k| k.as_ref().map(|k| values_frame(&keys, k)).transpose())
             .collect()
@@ -566,11 +572,11 @@ mod tests {
                 (0..b).map(|x| ((0, x), 1)).collect(),
             ]
         };
+        // 3 pairs, then 5: value 0 (4 of them) is dropped.
         keeping.add(morsel(2, 1), &[7]);
-        assert_eq!(keeping.totals()[0].as_ref().unwrap().len(), 2);
         keeping.add(morsel(4, 1), &[7]);
         keeping.add(morsel(1, 1), &[7]);
-        let totals = keeping.totals();
+        let totals = keeping.take();
         assert!(totals[0].is_none());
         let kept = totals[1].as_ref().unwrap();
         // Three morsels' rows of value 1, numbered as the pass numbers the tuple.

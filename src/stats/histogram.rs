@@ -19,7 +19,7 @@
 //! a value is dropped for the budget may, but a dropped value is read in pass 2, and the
 //! percentiles are the same either way.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use polars::prelude::*;
@@ -54,16 +54,22 @@ struct Totals {
 }
 
 /// Per value, with a guess (`Histograms::keeping`): rows per (tuple's number, value's
-/// bits) among those in the guessed slots. In shards, a morsel adding into the first one
-/// free, so that its inserts (a few per cent of its rows a value) do not hold the counts'
-/// lock another thread waits on.
+/// bits) among those in the guessed slots. In shards by the pair's hash, so that a
+/// morsel's inserts (a few per cent of its rows a value) go into whichever shard is free
+/// and do not hold the counts' lock another thread waits on; a pair is in one shard only,
+/// so the budget counts each once.
 struct Keeping {
     shards: Vec<Mutex<Vec<ValueRows>>>,
-    /// Per value, whether it was dropped for the budget, in any shard.
+    /// Per value, whether it was dropped for the budget.
     dropped: Vec<AtomicBool>,
-    /// The distinct pairs a shard keeps at most: its share of `KEPT_PAIRS`.
-    share: usize,
+    /// Per value, its distinct pairs over all shards.
+    pairs: Vec<AtomicUsize>,
+    /// The distinct pairs kept at most, over all values (`KEPT_PAIRS`).
+    budget: usize,
 }
+
+/// A (tuple's number, value's bits) pair with its rows, routed to a shard.
+type Part = Vec<Vec<((u32, u64), u64)>>;
 
 impl Keeping {
     fn new(values: usize, budget: usize) -> Keeping {
@@ -73,36 +79,73 @@ impl Keeping {
                 .map(|_| Mutex::new(vec![PlHashMap::new(); values]))
                 .collect(),
             dropped: (0..values).map(|_| AtomicBool::new(false)).collect(),
-            share: budget / threads,
+            pairs: (0..values).map(|_| AtomicUsize::new(0)).collect(),
+            budget,
         }
     }
 
     /// Adds a morsel's kept rows (`kept[value]`, by the morsel's tuple), its tuples
-    /// numbered as the pass numbers them (`numbers`). Past a shard's share of the budget,
-    /// the value that kept the most is dropped: its ranks are found in the values pass.
+    /// numbered as the pass numbers them (`numbers`): each shard's part under its lock,
+    /// the free shards first. Past the budget, the value that kept the most is dropped:
+    /// its ranks are found in the values pass.
     fn add(&self, kept: Vec<ValueRows>, numbers: &[u32]) {
-        let mut shard = self
-            .shards
+        let n = self.shards.len();
+        let mut parts: Vec<(usize, Part)> = (0..n).map(|s| (s, vec![vec![]; kept.len()])).collect();
+        for (vi, kept) in kept.into_iter().enumerate() {
+            if self.dropped[vi].load(Ordering::Relaxed) {
+                continue;
+            }
+            for ((t, x), rows) in kept {
+                let pair = (numbers[t as usize], x);
+                parts[shard_of(pair, n)].1[vi].push((pair, rows));
+            }
+        }
+        while !parts.is_empty() {
+            let before = parts.len();
+            parts.retain(|(s, part)| match self.shards[*s].try_lock() {
+                Ok(mut shard) => {
+                    self.insert(&mut shard, part);
+                    false
+                }
+                Err(_) => true,
+            });
+            if parts.len() == before {
+                let (s, part) = parts.remove(0);
+                self.insert(&mut lock(&self.shards[s]), &part);
+            }
+        }
+        while self
+            .pairs
             .iter()
-            .find_map(|s| s.try_lock().ok())
-            .unwrap_or_else(|| lock(&self.shards[0]));
-        for (vi, (all, kept)) in shard.iter_mut().zip(kept).enumerate() {
+            .map(|p| p.load(Ordering::Relaxed))
+            .sum::<usize>()
+            > self.budget
+        {
+            let (vi, _) = self
+                .pairs
+                .iter()
+                .map(|p| p.load(Ordering::Relaxed))
+                .enumerate()
+                .max_by_key(|&(_, p)| p)
+                .expect("a value to drop");
+            // Its tables are emptied as each shard is next added to, or taken.
+            self.dropped[vi].store(true, Ordering::Relaxed);
+            self.pairs[vi].store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// One shard's part of a morsel, added to it.
+    fn insert(&self, shard: &mut [ValueRows], part: &Part) {
+        for (vi, (all, part)) in shard.iter_mut().zip(part).enumerate() {
             if self.dropped[vi].load(Ordering::Relaxed) {
                 *all = PlHashMap::new();
                 continue;
             }
-            for ((t, x), n) in kept {
-                *all.entry((numbers[t as usize], x)).or_insert(0) += n;
+            let before = all.len();
+            for &(pair, rows) in part {
+                *all.entry(pair).or_insert(0) += rows;
             }
-        }
-        while shard.iter().map(|k| k.len()).sum::<usize>() > self.share {
-            let (vi, largest) = shard
-                .iter_mut()
-                .enumerate()
-                .max_by_key(|(_, k)| k.len())
-                .expect("a value to drop");
-            self.dropped[vi].store(true, Ordering::Relaxed);
-            *largest = PlHashMap::new();
+            self.pairs[vi].fetch_add(all.len() - before, Ordering::Relaxed);
         }
     }
 
@@ -118,12 +161,9 @@ impl Keeping {
             let shard = std::mem::take(&mut *lock(shard));
             for (all, kept) in all.iter_mut().zip(shard) {
                 match all {
+                    // A pair is in one shard: the tables are joined, not summed.
                     Some(all) if all.is_empty() => *all = kept,
-                    Some(all) => {
-                        for (k, n) in kept {
-                            *all.entry(k).or_insert(0) += n;
-                        }
-                    }
+                    Some(all) => all.extend(kept),
                     None => {}
                 }
             }
@@ -132,8 +172,14 @@ impl Keeping {
     }
 }
 
-/// The distinct (tuple, value) pairs pass 1 keeps at most on a guess, over all its values
-/// (a shard its share): about 400 MB of tables at most. Values of a log's resolution (0.1 ms, 1 ms) keep a
+/// The shard of a pair, from a multiplicative hash of it.
+fn shard_of((t, x): (u32, u64), shards: usize) -> usize {
+    let h = (x ^ u64::from(t).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h >> 32) as usize) % shards
+}
+
+/// The distinct (tuple, value) pairs pass 1 keeps at most on a guess, over all its values:
+/// about 400 MB of tables at most. Values of a log's resolution (0.1 ms, 1 ms) keep a
 /// few hundred thousand each however many rows; those of full float precision (a rate)
 /// keep a row each, as many as `guess::sample_rows` allows for.
 const KEPT_PAIRS: usize = 1 << 23;
@@ -558,14 +604,11 @@ mod tests {
         }
     }
 
-    /// Past its share of the budget, a shard drops the value that kept the most, and the
-    /// value stays dropped in every shard; the others add up over the shards.
+    /// Past the budget, the value that kept the most is dropped, in every shard; the others
+    /// add up over the morsels.
     #[test]
     fn past_the_budget_the_largest_value_is_dropped() {
-        let keeping = Keeping {
-            share: 4,
-            ..Keeping::new(2, 0)
-        };
+        let keeping = Keeping::new(2, 4);
         let morsel = |a: u64, b: u64| -> Vec<ValueRows> {
             vec![
                 (0..a).map(|x| ((0, x), 1)).collect(),

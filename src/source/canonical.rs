@@ -226,6 +226,7 @@ fn renamed(raw: LazyFrame, schema: &Schema) -> LazyFrame {
 }
 
 /// Which rows of a file the projection reads.
+#[derive(Clone, Copy)]
 pub enum Rows<'a> {
     /// Every row.
     All,
@@ -239,6 +240,23 @@ pub enum Rows<'a> {
     /// `len` rows from the 1-based `first` (fewer at the end of the file): one slice,
     /// pushed down to the file like `Only`'s, numbered with their places in the file.
     Range { first: IdxSize, len: IdxSize },
+    /// Every row of a part of the file handed over as a frame of its text columns, for a
+    /// copy written a part at a time (`csv_copy`): `first` is the 1-based place in the file
+    /// of its first row, and `forms` the timestamp's fast forms found in the whole file's
+    /// first values (`timestamp_forms`), not in the part's.
+    Part {
+        first: IdxSize,
+        forms: &'a [timestamp::Form],
+    },
+}
+
+/// The fast forms of a text timestamp's first values (`timestamp::forms`); none when the
+/// timestamp is not a text column.
+pub fn timestamp_forms(raw: &LazyFrame, mapping: &Mapping) -> Vec<timestamp::Form> {
+    match mapping.fields.iter().find(|(n, _, _)| n == "timestamp") {
+        Some((_, Origin::Column(c), DataType::String)) => timestamp::forms(raw, c),
+        _ => vec![],
+    }
 }
 
 fn one_row_slices(raw: &LazyFrame, rows: &[IdxSize]) -> LazyFrame {
@@ -333,11 +351,12 @@ pub fn select(
 ) -> LazyFrame {
     let raw = renamed(raw, schema);
     let staged = match rows {
-        Rows::Copy => Staging::Columns,
+        Rows::Copy | Rows::Part { .. } => Staging::Columns,
         _ => Staging::Inline,
     };
     let mut lf = match rows {
         Rows::All | Rows::Copy => raw.clone().with_row_index(ROW_COL, Some(1)),
+        Rows::Part { first, .. } => raw.clone().with_row_index(ROW_COL, Some(first)),
         Rows::Only(rows) => one_row_slices(&raw, rows),
         Rows::Range { first, len } => raw
             .clone()
@@ -365,16 +384,19 @@ pub fn select(
     if let Some((_, Origin::Column(c), DataType::String)) =
         mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
     {
-        let forms = timestamp::forms(&raw, c);
+        let forms = match rows {
+            Rows::Part { forms, .. } => forms.to_vec(),
+            _ => timestamp::forms(&raw, c),
+        };
         lf = timestamp::parse_text_column(lf, c, &forms);
     }
     let kinds: BTreeMap<&str, Kind> = FIELDS.iter().map(|f| (f.name, f.kind)).collect();
     // For a copy, each text cell is trimmed once and each number parsed once, into columns
     // of their own that the projection then reads: an expression written several times
     // over one value (is it finite? then it) is evaluated as often as it is written. Only
-    // for a copy written once (`Rows::Copy`): in a plan that several queries share, the
-    // extra columns made polars' shared scan buffer far more (analyze on 100M Parquet
-    // requests: 10.9 GB of anonymous memory instead of 3.0 GB).
+    // for a copy written once (`Rows::Copy`, `Rows::Part`): in a plan that several queries
+    // share, the extra columns made polars' shared scan buffer far more (analyze on 100M
+    // Parquet requests: 10.9 GB of anonymous memory instead of 3.0 GB).
     let mapped = || {
         mapping.fields.iter().filter(|(name, origin, _)| {
             *origin != Origin::Absent && kinds[name.as_str()] != Kind::Timestamp
@@ -497,8 +519,11 @@ fn text_cell(e: Expr) -> Expr {
 
 /// `text_cell` of one morsel's values.
 fn text_cells(ca: &StringChunked) -> StringChunked {
-    let as_is = |s: &str| !s.is_empty() && s.trim().len() == s.len();
-    if ca.iter().flatten().all(as_is) {
+    // Array by array: the column's own iterator costs more than the test of a value.
+    if ca
+        .downcast_iter()
+        .all(|a| a.non_null_values_iter().all(reads_as_is))
+    {
         return ca.clone();
     }
     ca.apply(|v| {
@@ -506,6 +531,21 @@ fn text_cells(ca: &StringChunked) -> StringChunked {
             .filter(|s| !s.is_empty())
             .map(Cow::Borrowed)
     })
+}
+
+/// Whether a text cell reads as it is: not blank, and nothing to trim. Its first and last
+/// bytes say so when they are ASCII (the usual cell), without `trim`'s decoding; the
+/// ASCII characters `trim` removes are those `char::is_whitespace` calls white space,
+/// vertical tab included.
+fn reads_as_is(s: &str) -> bool {
+    let trimmed = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\x0B' | b'\x0C' | b'\r');
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(&first), Some(&last)) if first.is_ascii() && last.is_ascii() => {
+            !trimmed(first) && !trimmed(last)
+        }
+        (None, _) | (_, None) => false,
+        _ => s.trim().len() == s.len(),
+    }
 }
 
 /// A float column with NaN and ±inf made null.
@@ -592,24 +632,14 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType, number: Expr) -> Expr {
         Kind::Label => label(e, dtype),
         Kind::Flag => match dtype {
             DataType::Boolean => e,
-            DataType::String => {
-                let t = e.str().to_lowercase();
-                when(
-                    t.clone()
-                        .eq(lit("true"))
-                        .or(t.clone().eq(lit("1")))
-                        .or(t.clone().eq(lit("yes"))),
-                )
-                .then(lit(true))
-                .when(
-                    t.clone()
-                        .eq(lit("false"))
-                        .or(t.clone().eq(lit("0")))
-                        .or(t.eq(lit("no"))),
-                )
-                .then(lit(false))
-                .otherwise(lit(NULL).cast(DataType::Boolean))
-            }
+            DataType::String => e.map(
+                |c: Column| {
+                    let flags: BooleanChunked =
+                        c.str()?.iter().map(|v| v.and_then(flag_word)).collect();
+                    Ok(flags.with_name(c.name().clone()).into_column())
+                },
+                |_, f| Ok(Field::new(f.name().clone(), DataType::Boolean)),
+            ),
             _ => e.cast(DataType::Float64).neq(lit(0.0)),
         },
         Kind::Timestamp => match dtype {
@@ -620,6 +650,24 @@ fn normalize(e: Expr, kind: Kind, dtype: &DataType, number: Expr) -> Expr {
             DataType::String => col(timestamp::PARSED),
             _ => timestamp::unix_time(e),
         },
+    }
+}
+
+/// A flag written as text: `true`, `1`, `yes` or `false`, `0`, `no` in any case, else
+/// none. One function over the values: as `when`/`then` over the text in lower case,
+/// polars lowered the whole column once for each of the six comparisons.
+///
+/// Compared without regard to ASCII case, which is comparing the text in lower case: the
+/// only other character whose lower case is an ASCII letter is the Kelvin sign (`k`),
+/// which none of the words has.
+fn flag_word(text: &str) -> Option<bool> {
+    let is = |word: &str| text.eq_ignore_ascii_case(word);
+    if is("true") || is("1") || is("yes") {
+        Some(true)
+    } else if is("false") || is("0") || is("no") {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -848,6 +896,76 @@ mod tests {
         );
         let clean = StringChunked::new("c".into(), [Some("ok"), None, Some("x y")]);
         assert!(text_cells(&clean).equal_missing(&clean).all());
+    }
+
+    /// The byte test says what `trim` says, on ASCII ends and on others.
+    #[test]
+    fn a_cell_reads_as_is_as_trim_says() {
+        let cells = [
+            "gpt-4.1",
+            "",
+            " ",
+            "a",
+            " a",
+            "a ",
+            "\ta",
+            "a\r",
+            "\x0Ba",
+            "a\x0C",
+            "\u{85}a",
+            "a\u{a0}",
+            "\u{3000}",
+            "é",
+            "éa",
+            "aé",
+            "a\u{2003}",
+            "-1",
+            "\u{1F600}",
+        ];
+        for cell in cells {
+            let by_trim = !cell.is_empty() && cell.trim().len() == cell.len();
+            assert_eq!(reads_as_is(cell), by_trim, "{cell:?}");
+        }
+    }
+
+    /// A flag's words are compared as polars' lower case compares them.
+    #[test]
+    fn a_flag_word_is_read_as_in_lower_case() {
+        let texts = [
+            "true",
+            "TRUE",
+            "True",
+            "tRuE",
+            "1",
+            "yes",
+            "YES",
+            "false",
+            "FALSE",
+            "0",
+            "no",
+            "No",
+            "01",
+            " true",
+            "t",
+            "yes!",
+            "ｔｒｕｅ",
+            "\u{212A}",
+            "İ",
+            "ÿes",
+            "",
+        ];
+        let lowered = Series::new("f".into(), texts).str().unwrap().to_lowercase();
+        for (text, lower) in texts.iter().zip(lowered.iter()) {
+            let lower = lower.unwrap();
+            let expected = if ["true", "1", "yes"].contains(&lower) {
+                Some(true)
+            } else if ["false", "0", "no"].contains(&lower) {
+                Some(false)
+            } else {
+                None
+            };
+            assert_eq!(flag_word(text), expected, "{text:?}");
+        }
     }
 
     /// The outcome is its word where the log has one, else its status's; with neither,

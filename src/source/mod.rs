@@ -11,6 +11,7 @@ pub mod azure_requests;
 pub mod azure_windows;
 mod canonical;
 mod csv;
+mod csv_copy;
 pub mod genaiperf;
 pub mod higress;
 mod json;
@@ -173,7 +174,9 @@ fn check_adapted(
 ) -> Result<rowcheck::Checked> {
     match physical {
         Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy),
-        Content::Log(InputFormat::Csv) => rowcheck::check_csv(path, csv::separator(path), policy),
+        Content::Log(InputFormat::Csv) => {
+            rowcheck::check_csv(path, csv::separator(path), policy, None)
+        }
         Content::Log(InputFormat::JsonArray) | Content::JsonObject
             if format == InputFormat::Higress =>
         {
@@ -539,10 +542,22 @@ fn load_one(
         }
         _ => None,
     };
+    // A CSV log read whole is copied in the same reading as its check (`csv_copy`).
+    let mut csv_copy = match format {
+        InputFormat::Csv if request.is_none() && carried.is_empty() => csv::scan(path, None)
+            .ok()
+            .and_then(|raw| csv_copy::CsvCopy::start(path, &opened.name, &raw)),
+        _ => None,
+    };
     let checked = match format {
-        InputFormat::Csv => rowcheck::check_csv(path, csv::separator(path), policy)?,
+        InputFormat::Csv => rowcheck::check_csv(
+            path,
+            csv::separator(path),
+            policy,
+            csv_copy.as_mut().map(|c| c as &mut dyn rowcheck::Records),
+        )?,
         InputFormat::JsonLines | InputFormat::Aiperf => rowcheck::check_json_lines(path, policy)?,
-        InputFormat::AiperfCsv => rowcheck::check_csv(path, csv::separator(path), policy)?,
+        InputFormat::AiperfCsv => rowcheck::check_csv(path, csv::separator(path), policy, None)?,
         InputFormat::JsonArray => {
             let (types, n) = rowcheck::check_json_array(path)?;
             elements = n;
@@ -577,6 +592,7 @@ fn load_one(
             json_columns().unwrap_or_default(),
         ));
     }
+    let checked_whole = checked.bad.is_empty() && checked.repaired.is_none();
     let repaired = checked.repaired;
     let mut notes: Vec<String> = vec![];
     let adapted = |a: Adapted, notes: &mut Vec<String>| {
@@ -636,12 +652,7 @@ fn load_one(
             format!("cannot read the {format} schema: {}", polars_message(&e)),
         )
     })?;
-    let mut mapping = canonical::map(&schema, path)?;
-    if let Some((_, Origin::Column(c), DataType::String)) =
-        mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
-    {
-        mapping.unix_time = timestamp::holds_numbers(&raw, c);
-    }
+    let mapping = map_columns(&raw, &schema, path)?;
     let missing: Vec<&str> = carried
         .iter()
         .filter(|c| !schema.contains(c))
@@ -785,7 +796,13 @@ fn load_one(
             .map(|(lf, file, rows)| (lf.with_columns(extra.clone()), file, rows)),
         file_rows: f.file_rows,
     });
-    let (lf, typed) = match format {
+    // The copy made beside the check holds every row only when the file is read as it is.
+    let csv_copy = csv_copy.filter(|_| checked_whole);
+    let (lf, typed) = match csv_copy {
+        Some(c) if copied => {
+            let (lf, copy) = c.finish()?;
+            (lf, Some(copy))
+        }
         _ if copied => {
             let (lf, copy) = typed_copy(lf, &opened.name)?;
             (lf, Some(copy))
@@ -815,7 +832,9 @@ fn load_one(
 
 /// A text log's canonical rows, parsed once: streamed into a temporary Parquet file (never
 /// held in memory), which is then scanned in their place. A summary reads the log in
-/// several passes; each pass then decodes typed columns instead of parsing text.
+/// several passes; each pass then decodes typed columns instead of parsing text. (A CSV
+/// log read as it is, with no bad record, is copied by `csv_copy` instead, in the reading
+/// that checks it.)
 ///
 /// The source file's name, the same in every row, is not written into the copy but added
 /// back when it is read (a text column of the path per row would be most of the copy's
@@ -850,14 +869,37 @@ fn typed_copy(mut lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::S
         )
         .and_then(|q| q.collect_with_engine(Engine::Streaming))
         .map_err(read_error)?;
-    let lf = LazyFrame::scan_parquet(
+    Ok((scan_copy(&copy, name, order)?, copy))
+}
+
+/// A typed copy of `name`'s canonical rows read back in their place: its columns, with the
+/// source file's name added back, in the projection's `order`.
+fn scan_copy(copy: &spool::Spooled, name: &Path, order: Vec<Expr>) -> Result<LazyFrame> {
+    let read_error = |e: PolarsError| {
+        Error::input(
+            name,
+            format!("cannot read the request log: {}", polars_message(&e)),
+        )
+    };
+    Ok(LazyFrame::scan_parquet(
         read_path(copy.path()).map_err(read_error)?,
         ScanArgsParquet::default(),
     )
     .map_err(read_error)?
     .with_column(lit(name.display().to_string()).alias(SOURCE_COL))
-    .select(order);
-    Ok((lf, copy))
+    .select(order))
+}
+
+/// Where each canonical field is in a file's columns (`canonical::map`), with whether a
+/// text timestamp holds Unix times, which its first value says.
+fn map_columns(raw: &LazyFrame, schema: &Schema, path: &Path) -> Result<canonical::Mapping> {
+    let mut mapping = canonical::map(schema, path)?;
+    if let Some((_, Origin::Column(c), DataType::String)) =
+        mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
+    {
+        mapping.unix_time = timestamp::holds_numbers(raw, c);
+    }
+    Ok(mapping)
 }
 
 fn timing_field(name: &str) -> bool {
@@ -1026,6 +1068,58 @@ mod tests {
                 );
                 assert_eq!(whole.height() == 0, id == "no-such-id", "{files:?} {id}");
             }
+        }
+    }
+
+    /// A CSV log copied in the reading that checks it (`csv_copy`) holds what its copy
+    /// through polars' CSV reader holds (`typed_copy`), value for value: quoted fields with
+    /// separators, quotes and line ends, padded and empty cells, text that is not a number,
+    /// flags and outcomes in any case, two timestamp forms, a JSON `other`, more rows than
+    /// a part, with LF and with CRLF line ends.
+    #[test]
+    fn a_csv_copied_in_its_check_equals_its_copy_through_polars() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = "request_id,timestamp,model,is_stream,status,outcome,output_tokens,upstream_headers_ms,first_sse_event_ms,total_handler_ms,other";
+        let variants = [
+            "r{i},2026-11-02T00:00:00.078Z,gpt-4.1,true,200,ok,{i},12.5,30,{i}.25,",
+            "r{i},2026-11-02 00:00:01,\"gpt, \"\"quoted\"\"\",TRUE,200,Success, 7 , 1e3 ,,40,",
+            "r{i},,\"two\nlines\",no,499,,,n/a,NaN,inf,\"{\"\"timing\"\":{\"\"auth_ms\"\":3.5}}\"",
+            " r{i} ,2026-11-02T00:00:02.5Z,模型,maybe,,TIMEOUT,1.5,-0,+4,\"5\",",
+            "r{i},2026-11-02T00:00:03.000Z,é,1,500,error,x,\"\",  ,9,\"{}\"",
+        ];
+        let rows = csv_copy::PART_ROWS * 2 + 17;
+        for eol in ["\n", "\r\n"] {
+            let mut text = format!("{header}{eol}");
+            for i in 0..rows {
+                text.push_str(&variants[i % variants.len()].replace("{i}", &i.to_string()));
+                text.push_str(eol);
+            }
+            let path = dir.path().join("log.csv");
+            std::fs::write(&path, text).unwrap();
+            let (lf, _inputs) =
+                load(std::slice::from_ref(&path), None, BadRowPolicy::Error, &[]).unwrap();
+            let raw = csv::scan(&path, None).unwrap();
+            let schema = raw.clone().collect_schema().unwrap();
+            let mapping = map_columns(&raw, &schema, &path).unwrap();
+            let through_polars = canonical::select(
+                raw,
+                &schema,
+                &mapping,
+                &path,
+                &[],
+                &[],
+                canonical::Rows::Copy,
+            );
+            let (through_polars, _copy) = typed_copy(through_polars, &path).unwrap();
+            let expected = crate::stats::collect(through_polars).unwrap();
+            let names: Vec<Expr> = expected
+                .get_column_names()
+                .into_iter()
+                .map(|n| col(n.clone()))
+                .collect();
+            let got = crate::stats::collect(lf.select(names)).unwrap();
+            assert_eq!(got.height(), rows, "{eol:?}");
+            assert!(got.equals_missing(&expected), "{eol:?}:\n{got}\n{expected}");
         }
     }
 

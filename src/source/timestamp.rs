@@ -38,7 +38,7 @@ const FAST: [(u32, &str); 4] = [(19, ""), (23, ".%3f"), (26, ".%6f"), (29, ".%9f
 const SAMPLE: u32 = 100;
 
 /// A fast format: separator, width without zone, fraction, zone.
-type Form = (&'static str, u32, &'static str, &'static str);
+pub type Form = (&'static str, u32, &'static str, &'static str);
 
 /// The fast forms of the first values of the text column `c` (usually one: a log writes
 /// its timestamps one way). A form first seen later in the file is still read, by chrono.

@@ -11,8 +11,26 @@ use crate::error::{Error, Result};
 /// Check a CSV (or TSV) file record by record, quotes and all, a block of records at a time
 /// (`BLOCK` bytes). A second pass writes the repaired copy (to a temporary file) only when a
 /// bad record, a blank line or a bare CR was found.
-pub fn check_csv(path: &Path, separator: u8, policy: BadRowPolicy) -> Result<Checked> {
-    check_in_blocks(path, separator, policy, BLOCK)
+///
+/// `records`, when given, is handed the header and then every record as it is checked, as
+/// long as the file is read as it is: until a bad record or a blank line. It has been handed
+/// every record when the result has no bad row and no repaired copy.
+pub fn check_csv(
+    path: &Path,
+    separator: u8,
+    policy: BadRowPolicy,
+    records: Option<&mut dyn Records>,
+) -> Result<Checked> {
+    check_in_blocks(path, separator, policy, BLOCK, records)
+}
+
+/// What the row check hands a CSV file's records to, so that the one reading of the file
+/// that checks them also serves to copy them (`source::csv_copy`).
+pub trait Records {
+    /// The checked header (the record's fields, in order): whether to be handed the rows.
+    fn header(&mut self, header: &[String]) -> bool;
+    /// The good data record numbered `row` (1-based, as polars numbers the file's rows).
+    fn record(&mut self, row: u64, record: &csv::ByteRecord) -> Result<()>;
 }
 
 fn check_in_blocks(
@@ -20,6 +38,7 @@ fn check_in_blocks(
     separator: u8,
     policy: BadRowPolicy,
     block: usize,
+    mut records: Option<&mut dyn Records>,
 ) -> Result<Checked> {
     // polars reads a blank line as a row of nulls (one more "request"); the csv crate skips
     // it. Such a file is rewritten without them. Blank lines between records are the ones
@@ -70,8 +89,17 @@ fn check_in_blocks(
                     ),
                 ));
             }
+            if records.as_mut().is_some_and(|r| !r.header(&header)) {
+                records = None;
+            }
         } else if let Some(b) = check_record(record, &header, has_other, line) {
             bad.push((index, b));
+            // From here on the rows are read from a repaired copy, not as they are.
+            records = None;
+        } else if blank_line {
+            records = None;
+        } else if let Some(r) = records.as_mut() {
+            r.record(index, record)?;
         }
         Ok(())
     })?;
@@ -384,7 +412,7 @@ mod tests {
     fn rewritten(text: &str) -> bool {
         let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
         file.write_all(text.as_bytes()).unwrap();
-        check_csv(file.path(), b',', BadRowPolicy::Keep)
+        check_csv(file.path(), b',', BadRowPolicy::Keep, None)
             .unwrap()
             .repaired
             .is_some()
@@ -424,9 +452,11 @@ mod tests {
             let mut f = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
             f.write_all(text.as_bytes()).unwrap();
             for policy in [BadRowPolicy::Keep, BadRowPolicy::Skip] {
-                let whole = outcome(check_in_blocks(f.path(), b',', policy, 1 << 20).unwrap());
+                let whole =
+                    outcome(check_in_blocks(f.path(), b',', policy, 1 << 20, None).unwrap());
                 for block in [1, 2, 3, 5, 8, 13, 40, 64, 250] {
-                    let got = outcome(check_in_blocks(f.path(), b',', policy, block).unwrap());
+                    let got =
+                        outcome(check_in_blocks(f.path(), b',', policy, block, None).unwrap());
                     assert_eq!(got, whole, "case {k}, {policy:?}, blocks of {block}");
                 }
             }
@@ -434,7 +464,7 @@ mod tests {
         // The cases hold what they are meant to: bad records, blank lines, a bare CR.
         let mut f = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
         f.write_all(cases[0].as_bytes()).unwrap();
-        let c = outcome(check_csv(f.path(), b',', BadRowPolicy::Keep).unwrap());
+        let c = outcome(check_csv(f.path(), b',', BadRowPolicy::Keep, None).unwrap());
         assert_eq!(c.bad.iter().map(|b| b.line).collect::<Vec<_>>(), vec![3]);
         assert_eq!(c.lines, vec![2, 3, 5, 7]);
         assert!(rewritten(&cases[2]), "a bare CR");

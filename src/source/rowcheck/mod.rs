@@ -5,7 +5,8 @@
 //! on integers beyond 64 bits, and overflow the stack on deeply nested objects. The check
 //! finds each bad row with its line and column; the policy (`--on-bad-row`) then decides:
 //! stop with that error, leave the row out, or keep it with its unreadable parts null. A
-//! file with no bad row is read by polars directly (the fast path); otherwise polars reads a
+//! file with no bad row is read by polars directly (the fast path; a CSV log read whole is
+//! copied in the check's own reading, `source::csv_copy`); otherwise polars reads a
 //! repaired copy written to a temporary file. JSON lines are checked block by block
 //! (`BLOCK` bytes of whole lines at a time), so the check holds one block, not the file.
 //! For JSON the same pass notes the JSON type of every value
@@ -41,7 +42,7 @@ use super::LineMap;
 use crate::error::{Error, Result};
 
 pub use array::{check_json_array, check_json_document};
-pub use csv::check_csv;
+pub use csv::{check_csv, Records};
 pub use jsonl::check_json_lines;
 pub use types::Types;
 

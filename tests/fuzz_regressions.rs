@@ -4,7 +4,9 @@
 //! same library calls as the fuzz targets: for `rule_loader` and `azure_metrics` an `Err`
 //! is fine and a panic fails the test; the `timing_decoder` seeds go through that target's
 //! stricter oracle (`fuzz/oracle/timing_decoder.rs`: no whole-file error for what one row
-//! holds) and through `analyze::run` end to end. The corpora the fuzzers grow are not in
+//! holds) and through `analyze::run` end to end, and the `csv_decoder` seeds through its
+//! oracle (`fuzz/oracle/csv_decoder.rs`: the same, and the copy made in the row check's
+//! reading equal to polars' reading of a request's rows). The corpora the fuzzers grow are not in
 //! git; every crash or timeout they find gets its own test here, on the input copied to
 //! `fuzz/regressions/<bug-name>` and read with `include_bytes!`.
 
@@ -37,6 +39,9 @@ fn rule_loader(data: &[u8]) {
 
 #[path = "../fuzz/oracle/timing_decoder.rs"]
 mod timing_decoder_oracle;
+
+#[path = "../fuzz/oracle/csv_decoder.rs"]
+mod csv_decoder_oracle;
 
 /// The bytes as a `.jsonl` input of `analyze::run` (the `timing_decoder` target before it
 /// checked the decoder alone): an `Err` is fine.
@@ -156,6 +161,11 @@ fn azure_metrics_seeds_never_panic() {
 }
 
 #[test]
+fn csv_decoder_seeds_read_row_by_row() {
+    replay("csv_decoder", usize::MAX, csv_decoder_oracle::check);
+}
+
+#[test]
 fn timing_decoder_seeds_read_row_by_row() {
     replay("timing_decoder", usize::MAX, timing_decoder_oracle::check);
 }
@@ -248,11 +258,17 @@ fn the_dictionaries_name_every_catalogue_field() {
         }
     }
     let rows = dictionary("timing_decoder");
+    let columns = dictionary("csv_decoder");
     for f in Catalogue::Gateway.fields() {
         let key = format!("\"{}\":", f.name);
         assert!(
             rows.contains(&key),
             "fuzz/timing_decoder.dict lacks the key {key}"
+        );
+        assert!(
+            columns.iter().any(|c| c == f.name),
+            "fuzz/csv_decoder.dict lacks the column {}",
+            f.name
         );
     }
 }

@@ -1,0 +1,88 @@
+//! The `csv_decoder` oracle, shared by the fuzz target and `tests/fuzz_regressions.rs`
+//! (both include this file with `#[path]`): the bytes as a `.csv` file through
+//! `source::load` (the row check, and the copy made in its reading, `source::csv_copy`, or
+//! polars' reader on the repaired rows), the canonical frame collected.
+//!
+//! Not only "no panic". As for JSON lines, with `--on-bad-row keep` the only errors
+//! allowed are those of the whole file or one naming its line, the frame must collect, and
+//! when rows were bad `--on-bad-row error` must stop, naming a line. And the copy made in
+//! the check's reading must hold what polars' CSV reader reads: the first and last
+//! requests' rows in the whole log equal their rows read alone (a lookup of the id column
+//! and one-row slices, through polars' reader).
+
+use std::io::Write;
+
+use polars::prelude::*;
+use tracediag::error::Error;
+use tracediag::source::{self, BadRowPolicy, COHORT_ROWS};
+
+/// An error that may end the read of a whole file: it names a line, or the file as a whole
+/// is not a request log.
+fn acceptable(data: &[u8], e: &Error) -> bool {
+    let message = e.to_string();
+    let names_a_line = message
+        .split("line ")
+        .skip(1)
+        .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    names_a_line
+        || matches!(e, Error::Unusable(_))
+        || message.contains("the file is empty")
+        || message.contains("only blank lines")
+        // A byte-order mark alone: polars finds no header.
+        || message.contains("no data: empty CSV")
+        // Another format's magic bytes first (Parquet, gzip): read as that, failing whole.
+        || data.starts_with(b"PAR1")
+        || data.starts_with(&[0x1f, 0x8b])
+}
+
+/// Panics when `data`, read as a CSV log, is refused whole, does not collect, or its copy
+/// disagrees with polars' reading of a request's rows.
+pub fn check(data: &[u8]) {
+    let mut file = tempfile::Builder::new()
+        .suffix(".csv")
+        .tempfile()
+        .expect("temp file");
+    file.write_all(data).expect("write temp file");
+    file.flush().expect("flush temp file");
+    let paths = vec![file.path().to_path_buf()];
+    let (lf, inputs) = match source::load(&paths, None, BadRowPolicy::Keep, &[]) {
+        Err(e) => {
+            assert!(acceptable(data, &e), "the whole file refused: {e}");
+            return;
+        }
+        Ok(loaded) => loaded,
+    };
+    let all = match lf.collect() {
+        Ok(all) => all,
+        Err(e) => panic!("the canonical frame does not collect: {e}"),
+    };
+    if inputs.iter().any(|i| !i.bad_rows.is_empty()) {
+        match source::load(&paths, None, BadRowPolicy::Error, &[]) {
+            Ok(_) => panic!("bad rows under keep, none under error"),
+            Err(e) => assert!(acceptable(data, &e), "--on-bad-row error: {e}"),
+        }
+    }
+    let Ok(ids) = all.column("request_id").and_then(|c| c.str().cloned()) else {
+        return;
+    };
+    let ids: Vec<&str> = ids.iter().flatten().collect();
+    for id in [ids.first(), ids.last()].into_iter().flatten() {
+        let loaded = source::load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id), COHORT_ROWS)
+            .expect("the log read whole reads again for one request");
+        let alone = loaded
+            .request
+            .expect("a request's rows")
+            .collect()
+            .expect("a request's rows collect");
+        let whole = all
+            .clone()
+            .lazy()
+            .filter(col("request_id").eq(lit(*id)))
+            .collect()
+            .expect("filter");
+        assert!(
+            whole.equals_missing(&alone),
+            "request {id:?} in the whole log:\n{whole}\nread alone:\n{alone}"
+        );
+    }
+}

@@ -240,14 +240,48 @@ pub enum Rows<'a> {
     /// `len` rows from the 1-based `first` (fewer at the end of the file): one slice,
     /// pushed down to the file like `Only`'s, numbered with their places in the file.
     Range { first: IdxSize, len: IdxSize },
-    /// Every row of a part of the file handed over as a frame of its text columns, for a
-    /// copy written a part at a time (`csv_copy`): `first` is the 1-based place in the file
-    /// of its first row, and `forms` the timestamp's fast forms found in the whole file's
-    /// first values (`timestamp_forms`), not in the part's.
+    /// Every row of a part of the file handed over as a frame, for a copy written a part at
+    /// a time (`csv_copy`): its text columns, but the numbers `parsed_in_part` names,
+    /// which come parsed (`parsed`, `present`). `first` is the 1-based place
+    /// in the file of its first row, and `forms` the timestamp's fast forms found in the
+    /// whole file's first values (`timestamp_forms`), not in the part's.
     Part {
         first: IdxSize,
         forms: &'a [timestamp::Form],
     },
+}
+
+/// The numeric fields whose cells a part's frame (`Rows::Part`) holds parsed, not as text:
+/// (field, the text column it is read from). Those whose text is a column of the file; a
+/// number inside `other`'s JSON is parsed after the JSON is decoded.
+pub fn parsed_in_part(mapping: &Mapping) -> Vec<(&str, &str)> {
+    mapping
+        .fields
+        .iter()
+        .filter_map(|(name, origin, dtype)| match origin {
+            Origin::Column(c) if *dtype == DataType::String => {
+                let kind = crate::catalogue::field(name)?.kind;
+                is_number(kind).then_some((name.as_str(), c.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The column of a part's frame that says whether a parsed number's cell held text
+/// (`parsed_in_part`; its value is in `parsed(field)`).
+pub fn present(field: &str) -> String {
+    format!("__present_{field}")
+}
+
+/// A number's cell as `text_cell` and polars' cast to a float read it: whether the trimmed
+/// cell holds text, and the number it parses as (none where blank or not a number).
+pub fn read_number(cell: &str) -> (bool, Option<f64>) {
+    match cell_text(cell) {
+        None => (false, None),
+        // polars' String -> Float64 cast is `fast_float2::parse` of each value.
+        Some(text) => (true, fast_float2::parse(text.as_bytes()).ok()),
+    }
 }
 
 /// The fast forms of a text timestamp's first values (`timestamp::forms`); none when the
@@ -351,8 +385,17 @@ pub fn select(
 ) -> LazyFrame {
     let raw = renamed(raw, schema);
     let staged = match rows {
-        Rows::Copy | Rows::Part { .. } => Staging::Columns,
+        Rows::Copy => Staging::Columns,
+        Rows::Part { .. } => Staging::Parsed,
         _ => Staging::Inline,
+    };
+    // The fields whose numbers come parsed in the frame (`Staging::Parsed`).
+    let pre_parsed: Vec<&str> = match staged {
+        Staging::Parsed => parsed_in_part(mapping)
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect(),
+        _ => vec![],
     };
     let mut lf = match rows {
         Rows::All | Rows::Copy => raw.clone().with_row_index(ROW_COL, Some(1)),
@@ -403,18 +446,25 @@ pub fn select(
         })
     };
     let cell = |name: &str, dtype: &DataType, origin: &Origin| match (dtype, staged) {
-        (DataType::String, Staging::Columns) => col(trimmed(name)),
+        // A parsed number's text is not in the frame; a number's value is read from
+        // `number`, and whether its cell held text from `present`.
+        (DataType::String, Staging::Parsed) if pre_parsed.contains(&name) => {
+            lit(NULL).cast(DataType::String)
+        }
+        (DataType::String, Staging::Columns | Staging::Parsed) => col(trimmed(name)),
         (DataType::String, Staging::Inline) => text_cell(source_expr(origin)),
         _ => source_expr(origin),
     };
     let number = |name: &str, dtype: &DataType, origin: &Origin| match staged {
-        Staging::Columns => col(parsed(name)),
+        Staging::Columns | Staging::Parsed => col(parsed(name)),
         Staging::Inline => cell(name, dtype, origin).cast(DataType::Float64),
     };
-    if staged == Staging::Columns {
+    if matches!(staged, Staging::Columns | Staging::Parsed) {
         lf = lf.with_columns(
             mapped()
-                .filter(|(_, _, dtype)| *dtype == DataType::String)
+                .filter(|(name, _, dtype)| {
+                    *dtype == DataType::String && !pre_parsed.contains(&name.as_str())
+                })
                 .map(|(name, origin, _)| text_cell(source_expr(origin)).alias(trimmed(name)))
                 .collect::<Vec<_>>(),
         );
@@ -422,7 +472,9 @@ pub fn select(
             mapped()
                 .filter(|(name, _, dtype)| {
                     let kind = kinds[name.as_str()];
-                    is_number(kind) && !count_as_is(kind, dtype)
+                    is_number(kind)
+                        && !count_as_is(kind, dtype)
+                        && !pre_parsed.contains(&name.as_str())
                 })
                 .map(|(name, origin, dtype)| {
                     cell(name, dtype, origin)
@@ -452,13 +504,14 @@ pub fn select(
         if !matches!(kind, Kind::Label) {
             // A value present in the file that did not survive as the field's type (text
             // that is not a number, NaN, an infinity): a data-quality finding.
-            let present = if *dtype == DataType::String && kind == Kind::Timestamp {
-                text_cell(source)
+            let present = if pre_parsed.contains(&name.as_str()) {
+                col(present(name))
+            } else if *dtype == DataType::String && kind == Kind::Timestamp {
+                text_cell(source).is_not_null()
             } else {
                 // A text cell is already trimmed, blank made null.
-                source
-            }
-            .is_not_null();
+                source.is_not_null()
+            };
             let unparsed = if count_as_is(kind, dtype) {
                 // Every value reads: the flag is a constant, and no query that asks only
                 // for it reads the column.
@@ -490,6 +543,9 @@ pub fn select(
 enum Staging {
     /// Once, into a column of its own: for a plan run once, such as a copy.
     Columns,
+    /// As `Columns`, but the numbers `parsed_in_part` names are parsed already: a part of
+    /// a copy made beside the row check (`Rows::Part`).
+    Parsed,
     /// Written out where it is used: for a plan several queries share.
     Inline,
 }
@@ -526,11 +582,12 @@ fn text_cells(ca: &StringChunked) -> StringChunked {
     {
         return ca.clone();
     }
-    ca.apply(|v| {
-        v.map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(Cow::Borrowed)
-    })
+    ca.apply(|v| v.and_then(cell_text).map(Cow::Borrowed))
+}
+
+/// A text cell's text: trimmed, none where nothing is left.
+fn cell_text(s: &str) -> Option<&str> {
+    Some(s.trim()).filter(|t| !t.is_empty())
 }
 
 /// Whether a text cell reads as it is: not blank, and nothing to trim. Its first and last
@@ -578,7 +635,7 @@ fn trimmed(name: &str) -> String {
 }
 
 /// A numeric field's cell as a float, before the checks (`select`'s second stage).
-fn parsed(name: &str) -> String {
+pub fn parsed(name: &str) -> String {
     format!("__parsed_{name}")
 }
 

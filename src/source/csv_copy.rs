@@ -1,8 +1,9 @@
 //! A CSV log's typed copy made in the same reading of the file as its row check. The check
 //! hands over each good record (`rowcheck::Records`); the fields the mapping reads are
-//! gathered into text columns, and every `PART_ROWS` rows a second thread applies the
-//! canonical projection to them (`canonical::select`, the same projection a copy read
-//! through polars' CSV reader gets) and writes them to the temporary Parquet file.
+//! gathered into columns (numbers parsed as polars' cast parses them, the rest as text),
+//! and every `PART_ROWS` rows a second thread applies the canonical projection to them
+//! (`canonical::select`, the same projection a copy read through polars' CSV reader gets)
+//! and writes them to the temporary Parquet file.
 //!
 //! The text is then tokenized once, not twice. polars' CSV reader, left out, also finds
 //! the line ends of its chunks a byte at a time (its SIMD search needs a nightly compiler):
@@ -41,11 +42,14 @@ pub struct CsvCopy {
     name: PathBuf,
     /// The fields each record must have (the header's, as polars reads it).
     width: usize,
-    /// The record's fields the projection reads: their places in the record.
+    /// The record's fields the projection reads as text: their places in the record, and
+    /// their columns so far.
     places: Vec<usize>,
-    /// Their columns so far, one builder per place.
     columns: Vec<StringChunkedBuilder>,
     names: Vec<PlSmallStr>,
+    /// The numbers it reads parsed (`canonical::parsed_in_part`): their places, and their
+    /// values and whether their cells held text, so far.
+    numbers: Vec<Number>,
     /// The row of the first record held, and how many are held.
     first: u64,
     held: usize,
@@ -64,15 +68,23 @@ impl CsvCopy {
     pub fn start(path: &Path, name: &Path, raw: &LazyFrame) -> Option<CsvCopy> {
         let schema = raw.clone().collect_schema().ok()?;
         let mapping = super::map_columns(raw, &schema, path).ok()?;
+        let parsed = canonical::parsed_in_part(&mapping);
+        let mut numbers = vec![];
+        for (field, column) in &parsed {
+            numbers.push(Number::new(schema.index_of(column)?, field));
+        }
         let mut read: BTreeMap<usize, PlSmallStr> = BTreeMap::new();
         let mut timing = false;
         for (field, origin) in mapping.found() {
+            timing |= crate::catalogue::field(field).is_some_and(|f| f.kind.is_timing());
+            if parsed.iter().any(|(f, _)| *f == field) {
+                continue;
+            }
             let column = match origin {
                 Origin::Column(c) => c.as_str(),
                 Origin::JsonString(_) => "other",
                 Origin::Nested(_) | Origin::Absent => return None,
             };
-            timing |= crate::catalogue::field(field).is_some_and(|f| f.kind.is_timing());
             let (place, column, _) = schema.get_full(column)?;
             read.insert(place, column.clone());
         }
@@ -86,6 +98,14 @@ impl CsvCopy {
                 .iter()
                 .map(|n| Field::new(n.clone(), DataType::String)),
         );
+        let part = DataFrame::new(
+            0,
+            text.iter_fields()
+                .map(|f| Column::new_empty(f.name, &DataType::String))
+                .chain(numbers.iter_mut().flat_map(Number::take))
+                .collect(),
+        )
+        .ok()?;
         let project = Projection {
             text: Arc::new(text),
             mapping,
@@ -93,10 +113,7 @@ impl CsvCopy {
             forms,
         };
         // The projection's columns, from its plan over no rows.
-        let order = project
-            .apply(DataFrame::empty_with_schema(&project.text), 1)
-            .collect_schema()
-            .ok()?;
+        let order = project.apply(part, 1).collect_schema().ok()?;
         let written: Schema = order
             .iter()
             .filter(|(n, _)| n.as_str() != SOURCE_COL)
@@ -120,6 +137,7 @@ impl CsvCopy {
                 .collect(),
             places,
             names,
+            numbers,
             first: 1,
             held: 0,
             parts: Some(parts),
@@ -153,6 +171,7 @@ impl CsvCopy {
                     .finish()
                     .into_column()
             })
+            .chain(self.numbers.iter_mut().flat_map(Number::take))
             .collect();
         let part = DataFrame::new(self.held, columns).map_err(|e| self.error(&e))?;
         let first = IdxSize::try_from(self.first).map_err(|_| {
@@ -203,15 +222,22 @@ impl Records for CsvCopy {
         }
         // The check has found the record UTF-8, each field starting on a character.
         let text = std::str::from_utf8(record.as_slice()).ok();
+        let cell = |place: usize| {
+            record
+                .range(place)
+                .and_then(|r| text.and_then(|t| t.get(r)))
+        };
         for (place, column) in self.places.iter().zip(&mut self.columns) {
-            let value = record
-                .range(*place)
-                .and_then(|r| text.and_then(|t| t.get(r)));
-            match value {
+            match cell(*place) {
                 // An empty field is null, as polars' reader reads it.
                 None | Some("") => column.append_null(),
                 Some(v) => column.append_value(v),
             }
+        }
+        for number in &mut self.numbers {
+            let (present, value) = cell(number.place).map_or((false, None), canonical::read_number);
+            number.values.append_option(value);
+            number.present.append_value(present);
         }
         self.held += 1;
         if self.held == PART_ROWS {
@@ -227,6 +253,36 @@ impl Drop for CsvCopy {
         // writer is let go of before its file is removed.
         self.parts = None;
         let _ = self.writer.take().map(JoinHandle::join);
+    }
+}
+
+/// A number the copy reads parsed: its place in the record, and its two columns so far.
+struct Number {
+    place: usize,
+    field: String,
+    values: PrimitiveChunkedBuilder<Float64Type>,
+    present: BooleanChunkedBuilder,
+}
+
+impl Number {
+    fn new(place: usize, field: &str) -> Number {
+        Number {
+            place,
+            field: field.to_string(),
+            values: PrimitiveChunkedBuilder::new(canonical::parsed(field).into(), PART_ROWS),
+            present: BooleanChunkedBuilder::new(canonical::present(field).into(), PART_ROWS),
+        }
+    }
+
+    /// Its columns so far, the builders left empty.
+    fn take(&mut self) -> [Column; 2] {
+        let Number {
+            values, present, ..
+        } = std::mem::replace(self, Number::new(self.place, &self.field));
+        [
+            values.finish().into_column(),
+            present.finish().into_column(),
+        ]
     }
 }
 

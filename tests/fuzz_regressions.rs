@@ -57,13 +57,32 @@ fn analyze_jsonl(data: &[u8]) {
 
 /// The bytes in a temporary `.jsonl` file.
 fn jsonl_file(data: &[u8]) -> tempfile::NamedTempFile {
-    let mut file = tempfile::Builder::new()
-        .suffix(".jsonl")
-        .tempfile()
-        .unwrap();
+    temp_file(data, ".jsonl")
+}
+
+/// The bytes in a temporary file named with `suffix`.
+fn temp_file(data: &[u8], suffix: &str) -> tempfile::NamedTempFile {
+    let mut file = tempfile::Builder::new().suffix(suffix).tempfile().unwrap();
     file.write_all(data).unwrap();
     file.flush().unwrap();
     file
+}
+
+/// The bytes as a `.csv` log read whole (`--on-bad-row keep`), which has no bad row: the
+/// file, its canonical rows, and the inputs (which hold the copy the rows are read from).
+fn csv_read_whole(
+    data: &[u8],
+) -> (
+    tempfile::NamedTempFile,
+    LazyFrame,
+    Vec<tracediag::source::Input>,
+) {
+    let file = temp_file(data, ".csv");
+    let paths = vec![file.path().to_path_buf()];
+    let policy = tracediag::source::BadRowPolicy::Keep;
+    let (lf, inputs) = tracediag::source::load(&paths, None, policy, &[]).unwrap();
+    assert!(inputs[0].bad_rows.is_empty());
+    (file, lf, inputs)
 }
 
 /// The error `source::load` refuses `data` (as a `.jsonl` file) with, and the file it names.
@@ -488,15 +507,11 @@ fn timing_decoder_higress_document_not_utf8() {
 fn csv_decoder_quote_inside_an_unquoted_field() {
     let data = include_bytes!("../fuzz/regressions/csv_decoder-quote-inside-an-unquoted-field.csv");
     csv_decoder_oracle::check(data);
-    let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
-    file.write_all(data).unwrap();
-    file.flush().unwrap();
-    let paths = vec![file.path().to_path_buf()];
-    let policy = tracediag::source::BadRowPolicy::Keep;
-    let (lf, inputs) = tracediag::source::load(&paths, None, policy, &[]).unwrap();
-    assert!(inputs[0].bad_rows.is_empty());
+    let (file, lf, _inputs) = csv_read_whole(data);
     let rows = lf.select([col("request_id")]).collect().unwrap();
     assert_eq!(rows.height(), 2);
+    let paths = vec![file.path().to_path_buf()];
+    let policy = tracediag::source::BadRowPolicy::Keep;
     let one = tracediag::source::load_for(&paths, None, policy, &[], Some("r1"), 1_000_000);
     let e = one
         .err()
@@ -516,12 +531,6 @@ fn csv_decoder_quote_inside_an_unquoted_field() {
 fn csv_decoder_quote_pair_before_text() {
     let data = include_bytes!("../fuzz/regressions/csv_decoder-quote-pair-before-text.csv");
     csv_decoder_oracle::check(data);
-    let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
-    file.write_all(data).unwrap();
-    file.flush().unwrap();
-    let paths = vec![file.path().to_path_buf()];
-    let policy = tracediag::source::BadRowPolicy::Keep;
-    let (lf, inputs) = tracediag::source::load(&paths, None, policy, &[]).unwrap();
-    assert!(inputs[0].bad_rows.is_empty());
+    let (_file, lf, _inputs) = csv_read_whole(data);
     assert!(lf.collect().unwrap().height() > 0);
 }

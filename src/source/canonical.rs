@@ -241,7 +241,7 @@ pub enum Rows<'a> {
     /// pushed down to the file like `Only`'s, numbered with their places in the file.
     Range { first: IdxSize, len: IdxSize },
     /// Every row of a part of the file handed over as a frame, for a copy written a part at
-    /// a time (`csv_copy`): its text columns, but the numbers `parsed_in_part` names, which
+    /// a time (`copy`): its columns, but the numbers `parsed_in_part` names, which
     /// come parsed (`parsed`, `present`). `first` is the 1-based place in the file of its
     /// first row, and `forms` the timestamp's fast forms found in the whole file's first
     /// values (`timestamp_forms`), not in the part's.

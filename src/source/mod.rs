@@ -10,8 +10,8 @@ pub mod azure_logs;
 pub mod azure_requests;
 pub mod azure_windows;
 mod canonical;
+mod copy;
 mod csv;
-mod csv_copy;
 pub mod genaiperf;
 pub mod higress;
 mod json;
@@ -173,7 +173,7 @@ fn check_adapted(
     policy: BadRowPolicy,
 ) -> Result<rowcheck::Checked> {
     match physical {
-        Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy),
+        Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy, None),
         Content::Log(InputFormat::Csv) => {
             rowcheck::check_csv(path, csv::separator(path), policy, None)
         }
@@ -542,11 +542,17 @@ fn load_one(
         }
         _ => None,
     };
-    // A CSV log read whole is copied in the same reading as its check (`csv_copy`).
+    // A CSV or JSON-lines log read whole is copied in the same reading as its check
+    // (`copy`).
+    let whole = request.is_none() && carried.is_empty();
     let mut csv_copy = match format {
-        InputFormat::Csv if request.is_none() && carried.is_empty() => csv::scan(path, None)
+        InputFormat::Csv if whole => csv::scan(path, None)
             .ok()
-            .and_then(|raw| csv_copy::CsvCopy::start(path, &opened.name, &raw)),
+            .and_then(|raw| copy::csv::CsvCopy::start(path, &opened.name, &raw)),
+        _ => None,
+    };
+    let mut jsonl_copy = match format {
+        InputFormat::JsonLines if whole => copy::jsonl::JsonlCopy::start(path, &opened.name),
         _ => None,
     };
     let checked = match format {
@@ -556,7 +562,13 @@ fn load_one(
             policy,
             csv_copy.as_mut().map(|c| c as &mut dyn rowcheck::Records),
         )?,
-        InputFormat::JsonLines | InputFormat::Aiperf => rowcheck::check_json_lines(path, policy)?,
+        InputFormat::JsonLines | InputFormat::Aiperf => rowcheck::check_json_lines(
+            path,
+            policy,
+            jsonl_copy
+                .as_mut()
+                .map(|c| c as &mut dyn rowcheck::JsonRows),
+        )?,
         InputFormat::AiperfCsv => rowcheck::check_csv(path, csv::separator(path), policy, None)?,
         InputFormat::JsonArray => {
             let (types, n) = rowcheck::check_json_array(path)?;
@@ -798,11 +810,16 @@ fn load_one(
     });
     // The copy made beside the check holds every row only when the file is read as it is.
     let csv_copy = csv_copy.filter(|_| checked_whole);
-    let (lf, typed) = match csv_copy {
-        Some(c) if copied => {
+    let jsonl_copy = match jsonl_copy.filter(|_| checked_whole && copied) {
+        Some(c) => c.finish(&mapping)?,
+        None => None,
+    };
+    let (lf, typed) = match (csv_copy, jsonl_copy) {
+        (Some(c), _) if copied => {
             let (lf, copy) = c.finish()?;
             (lf, Some(copy))
         }
+        (_, Some((lf, copy))) => (lf, Some(copy)),
         _ if copied => {
             let (lf, copy) = typed_copy(lf, &opened.name)?;
             (lf, Some(copy))
@@ -832,9 +849,9 @@ fn load_one(
 
 /// A text log's canonical rows, parsed once: streamed into a temporary Parquet file (never
 /// held in memory), which is then scanned in their place. A summary reads the log in
-/// several passes; each pass then decodes typed columns instead of parsing text. (A CSV
-/// log read as it is, with no bad record, is copied by `csv_copy` instead, in the reading
-/// that checks it.)
+/// several passes; each pass then decodes typed columns instead of parsing text. (A CSV or
+/// JSON-lines log read as it is, with no bad row, is copied by `copy` instead, in the
+/// reading that checks it.)
 ///
 /// The source file's name, the same in every row, is not written into the copy but added
 /// back when it is read (a text column of the path per row would be most of the copy's
@@ -874,7 +891,7 @@ fn typed_copy(mut lf: LazyFrame, name: &Path) -> Result<(LazyFrame, Arc<spool::S
 
 /// A typed copy of `name`'s canonical rows read back in their place: its columns, with the
 /// source file's name added back, in the projection's `order`.
-fn scan_copy(copy: &spool::Spooled, name: &Path, order: Vec<Expr>) -> Result<LazyFrame> {
+pub(crate) fn scan_copy(copy: &spool::Spooled, name: &Path, order: Vec<Expr>) -> Result<LazyFrame> {
     let read_error = |e: PolarsError| {
         Error::input(
             name,
@@ -892,7 +909,11 @@ fn scan_copy(copy: &spool::Spooled, name: &Path, order: Vec<Expr>) -> Result<Laz
 
 /// Where each canonical field is in a file's columns (`canonical::map`), with whether a
 /// text timestamp holds Unix times, which its first value says.
-fn map_columns(raw: &LazyFrame, schema: &Schema, path: &Path) -> Result<canonical::Mapping> {
+pub(crate) fn map_columns(
+    raw: &LazyFrame,
+    schema: &Schema,
+    path: &Path,
+) -> Result<canonical::Mapping> {
     let mut mapping = canonical::map(schema, path)?;
     if let Some((_, Origin::Column(c), DataType::String)) =
         mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
@@ -1071,7 +1092,7 @@ mod tests {
         }
     }
 
-    /// A CSV log copied in the reading that checks it (`csv_copy`) holds what its copy
+    /// A CSV log copied in the reading that checks it (`copy::csv`) holds what its copy
     /// through polars' CSV reader holds (`typed_copy`), value for value: quoted fields with
     /// separators, quotes and line ends, padded and empty cells, text that is not a number,
     /// flags and outcomes in any case, two timestamp forms, a JSON `other`, more rows than
@@ -1087,7 +1108,7 @@ mod tests {
             " r{i} ,2026-11-02T00:00:02.5Z,模型,maybe,,TIMEOUT,1.5,-0,+4,\"5\",",
             "r{i},2026-11-02T00:00:03.000Z,é,1,500,error,x,\"\",  ,9,\"{}\"",
         ];
-        let rows = csv_copy::PART_ROWS * 2 + 17;
+        let rows = copy::PART_ROWS * 2 + 17;
         for eol in ["\n", "\r\n"] {
             let mut text = format!("{header}{eol}");
             for i in 0..rows {
@@ -1121,6 +1142,112 @@ mod tests {
             assert_eq!(got.height(), rows, "{eol:?}");
             assert!(got.equals_missing(&expected), "{eol:?}:\n{got}\n{expected}");
         }
+    }
+
+    /// A JSON-lines log's canonical rows, read through polars' reader with the schema its
+    /// row check found and copied (`typed_copy`): what a copy made in the check must hold.
+    fn jsonl_through_polars(path: &Path) -> DataFrame {
+        let checked = rowcheck::check_json_lines(path, BadRowPolicy::Error, None).unwrap();
+        let raw = json::scan_lines(path, None, &checked.types).unwrap();
+        let schema = checked.types.schema();
+        let mapping = map_columns(&raw, &schema, path).unwrap();
+        let lf = canonical::select(
+            raw,
+            &schema,
+            &mapping,
+            path,
+            &[],
+            &[],
+            canonical::Rows::Copy,
+        );
+        let (lf, _copy) = typed_copy(lf, path).unwrap();
+        crate::stats::collect(lf).unwrap()
+    }
+
+    /// The copy a JSON-lines log gets in its check's reading (`copy::jsonl`), if it is
+    /// used, with the file's rows as `load` reads them.
+    fn jsonl_copied(path: &Path) -> (Option<DataFrame>, DataFrame) {
+        let mut copy = copy::jsonl::JsonlCopy::start(path, path);
+        let checked = rowcheck::check_json_lines(
+            path,
+            BadRowPolicy::Error,
+            copy.as_mut().map(|c| c as &mut dyn rowcheck::JsonRows),
+        )
+        .unwrap();
+        let raw = json::scan_lines(path, None, &checked.types).unwrap();
+        let mapping = map_columns(&raw, &checked.types.schema(), path).unwrap();
+        let copied = copy.and_then(|c| c.finish(&mapping).unwrap());
+        let copied = copied.map(|(lf, _copy)| crate::stats::collect(lf).unwrap());
+        let (lf, _inputs) = load(&[path.to_path_buf()], None, BadRowPolicy::Error, &[]).unwrap();
+        (copied, crate::stats::collect(lf).unwrap())
+    }
+
+    /// `got`'s columns named as `expected`'s, in its order, equal `expected`'s.
+    fn assert_same_rows(got: &DataFrame, expected: &DataFrame, what: &str) {
+        let got = got.select(expected.get_column_names_owned()).unwrap();
+        assert_eq!(got.height(), expected.height(), "{what}");
+        assert!(got.equals_missing(expected), "{what}:\n{got}\n{expected}");
+    }
+
+    /// A JSON-lines log copied in the reading that checks it (`copy::jsonl`) holds what its
+    /// copy through polars' reader holds, value for value: keys in any order and missing,
+    /// nulls, escapes and characters beyond ASCII, floats hard to round and integers in a
+    /// float column, numbers as text, `other.timing` and a top-level `timing`, or `other`
+    /// as a JSON string; more rows than a part. A file whose values change type after its
+    /// first lines is not copied so, and reads the same.
+    #[test]
+    fn a_jsonl_copied_in_its_check_equals_its_copy_through_polars() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = [
+            r#"{"request_id":"r{i}","timestamp":"2026-11-02T00:00:00.078Z","model":"gpt-4.1","is_stream":true,"status":200,"outcome":"ok","output_tokens":{i},"upstream_headers_ms":12.5,"total_handler_ms":" 42 ","other":{"timing":{"auth_ms":3.5,"first_sse_event_ms":30}},"prompt":"x"}"#,
+            r#"{"model":"gpt \"quoted\" \u00e9 \ud83d\ude00 模型","request_id":"r{i}","status":null,"is_stream":false,"timestamp":"2026-11-02T00:00:01.5Z","upstream_headers_ms":1e3,"output_tokens":7,"other":{"messages":[{"role":"user","content":"x"}],"timing":{"auth_ms":0.1}},"outcome":"TIMEOUT"}"#,
+            r#"{"request_id":"r{i}","timestamp":null,"upstream_headers_ms":null,"other":null,"total_handler_ms":"n/a"}"#,
+            r#"{"request_id":"r{i}","timestamp":"2026-11-02T00:00:02Z","upstream_headers_ms":2.2250738585072014e-308,"output_tokens":0,"other":{"timing":{"auth_ms":0.30000000000000004,"first_sse_event_ms":-0.0}},"is_stream":true,"total_handler_ms":""}"#,
+            r#"{"request_id":"r{i}","upstream_headers_ms":123456789012345678,"other":{"timing":{"auth_ms":1.7976931348623157e308,"first_sse_event_ms":5e-324}},"timing":{"upstream_done_ms":99.5}}"#,
+            r#"{"request_id":"r{i}","upstream_headers_ms":9007199254740993,"timing":{"upstream_done_ms":7},"other":{}}"#,
+        ];
+        let as_string = [
+            r#"{"request_id":"r{i}","other":"{\"timing\":{\"auth_ms\":3.5,\"first_sse_event_ms\":\"12\"}}","upstream_headers_ms":5}"#,
+            r#"{"request_id":"r{i}","other":"","upstream_headers_ms":6.5}"#,
+            r#"{"other":null,"request_id":"r{i}"}"#,
+            r#"{"request_id":"r{i}","other":"  {\"timing\":{}} ","upstream_headers_ms":1}"#,
+        ];
+        let rows = copy::PART_ROWS + 1017;
+        for (name, variants) in [("nested", &nested[..]), ("as_string", &as_string[..])] {
+            let mut text = String::new();
+            for i in 0..rows {
+                text.push_str(&variants[i % variants.len()].replace("{i}", &i.to_string()));
+                text.push('\n');
+            }
+            let path = dir.path().join(format!("{name}.jsonl"));
+            std::fs::write(&path, text).unwrap();
+            let expected = jsonl_through_polars(&path);
+            let (copied, loaded) = jsonl_copied(&path);
+            let copied = copied.unwrap_or_else(|| panic!("{name}: not copied in its check"));
+            assert_same_rows(&copied, &expected, name);
+            assert_same_rows(&loaded, &expected, name);
+        }
+        // Integers in the first lines, a float after them: polars reads a float column.
+        let mut text = String::new();
+        for i in 0..60_000 {
+            let value = if i == 59_999 {
+                "2.5".to_string()
+            } else {
+                i.to_string()
+            };
+            text.push_str(&format!(
+                r#"{{"request_id":"r{i}","upstream_headers_ms":{value}}}"#
+            ));
+            text.push('\n');
+        }
+        let path = dir.path().join("changes.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let (copied, loaded) = jsonl_copied(&path);
+        assert!(
+            copied.is_none(),
+            "a file whose types change is not copied so"
+        );
+        assert_same_rows(&loaded, &jsonl_through_polars(&path), "changes");
     }
 
     /// An id in more rows than are worth a slice each is read by a filter over the file:

@@ -94,11 +94,13 @@ impl<'de> Visitor<'de> for DocumentCheck<'_> {
 
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> std::result::Result<(), A::Error> {
         ObjectCheck {
-            path: vec![],
+            path: &[],
             raw: self.0.raw,
             fail_fast: true,
             faults: &mut vec![],
             types: Some(self.0.types),
+            gather: None,
+            shapes: None,
         }
         .visit_map(map)
     }
@@ -155,11 +157,13 @@ impl<'de> DeserializeSeed<'de> for ElementCheck<'_> {
         // `deserialize_any`, not `deserialize_map`: serde_json answers a string given to
         // `deserialize_map` itself, quoting it; `ObjectCheck` names only its type.
         d.deserialize_any(ObjectCheck {
-            path: vec![],
+            path: &[],
             raw: self.raw,
             fail_fast: true,
             faults: self.faults,
             types: Some(self.types),
+            gather: None,
+            shapes: None,
         })
     }
 }

@@ -25,7 +25,7 @@ pub fn check_csv(
 }
 
 /// What the row check hands a CSV file's records to, so that the one reading of the file
-/// that checks them also serves to copy them (`source::csv_copy`).
+/// that checks them also serves to copy them (`source::copy::csv`).
 pub trait Records {
     /// The checked header (the record's fields, in order): whether to be handed the rows.
     fn header(&mut self, header: &[String]) -> bool;
@@ -151,7 +151,7 @@ fn check_in_blocks(
                     }
                     let v = String::from_utf8_lossy(record.get(k).unwrap_or(b"")).into_owned();
                     let broken_other = header[k].eq_ignore_ascii_case("other")
-                        && check_json_string("other", &v, None).is_some();
+                        && check_json_string(&["other"], &v, None).is_some();
                     if broken_other {
                         String::new()
                     } else {
@@ -465,7 +465,7 @@ fn check_fields(record: &csv::ByteRecord, header: &[String], line: u64) -> Optio
     for (k, field) in record.iter().enumerate() {
         let text = std::str::from_utf8(field);
         if let (Ok(t), true) = (text, header[k].eq_ignore_ascii_case("other")) {
-            if let Some(f) = check_json_string("other", t, None) {
+            if let Some(f) = check_json_string(&["other"], t, None) {
                 return Some(BadRow {
                     line,
                     column: Some(k as u64 + 1),

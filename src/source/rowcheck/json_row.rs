@@ -11,6 +11,7 @@ use std::hash::BuildHasher;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
+use super::gather::{Gather, Scalar};
 use super::types::{self, Place, Types};
 use super::BadKind;
 
@@ -89,8 +90,14 @@ fn repair(obj: &mut serde_json::Map<String, serde_json::Value>, fault: &Fault) {
 
 /// An object given as a JSON string (new-api stores `other` so, Higress's plugin `ai_log`):
 /// it must hold a JSON object with unique keys, or the fields in it cannot be read. The
-/// types of the timing fields in `other` go to `types`.
-pub(super) fn check_json_string(key: &str, s: &str, types: Option<&mut Types>) -> Option<Fault> {
+/// types of the timing fields in `other` go to `types`. `path` is the string's key (`["other"]`
+/// or `["ai_log"]`).
+pub(super) fn check_json_string(
+    path: &'static [&'static str],
+    s: &str,
+    types: Option<&mut Types>,
+) -> Option<Fault> {
+    let key = path.last().copied().unwrap_or_default();
     if s.trim().is_empty() {
         return None;
     }
@@ -98,11 +105,14 @@ pub(super) fn check_json_string(key: &str, s: &str, types: Option<&mut Types>) -
     let mut de = serde_json::Deserializer::from_str(s);
     let parsed = de
         .deserialize_any(ObjectCheck {
-            path: vec![key.into()],
+            path,
             raw: s,
             fail_fast: false,
             faults: &mut inner,
             types,
+            // A copy reads such an `other` as its text.
+            gather: None,
+            shapes: None,
         })
         .and_then(|()| de.end());
     let path = vec![key.to_string()];
@@ -131,8 +141,11 @@ pub(super) fn check_json_string(key: &str, s: &str, types: Option<&mut Types>) -
 #[derive(Clone, Copy)]
 pub(super) enum Role {
     /// `other` or `ai_log` (an object, a JSON string of one, or null) or `timing` (an
-    /// object or null).
-    Nested { string_allowed: bool },
+    /// object or null), at `path` (the keys leading to it).
+    Nested {
+        string_allowed: bool,
+        path: &'static [&'static str],
+    },
     /// A catalogue field: a scalar; a number or text unless the field is a label or flag.
     Field(crate::catalogue::Kind),
     /// Anything else: not read, but an integer beyond 64 bits still breaks the reader.
@@ -189,12 +202,12 @@ pub(super) enum Here {
 
 impl Here {
     /// The object reached by the keys `parents` (`[]` for the row).
-    pub(super) fn of(parents: &[String]) -> Here {
+    pub(super) fn of(parents: &[&str]) -> Here {
         match parents {
             [] => Here::Row,
-            [o] if o == "other" => Here::Other,
-            [t] if t == "timing" => Here::Timing,
-            [o, t] if o == "other" && t == "timing" => Here::OtherTiming,
+            ["other"] => Here::Other,
+            ["timing"] => Here::Timing,
+            ["other", "timing"] => Here::OtherTiming,
             _ => Here::Unread,
         }
     }
@@ -213,11 +226,21 @@ impl Here {
 /// The role of `key` in an object that sits `here`.
 pub(super) fn role(here: Here, key: &str) -> Role {
     match (here, key) {
-        (Here::Row, "other" | "ai_log") => Role::Nested {
+        (Here::Row, "other") => Role::Nested {
             string_allowed: true,
+            path: &["other"],
         },
-        (Here::Row | Here::Other, "timing") => Role::Nested {
+        (Here::Row, "ai_log") => Role::Nested {
+            string_allowed: true,
+            path: &["ai_log"],
+        },
+        (Here::Row, "timing") => Role::Nested {
             string_allowed: false,
+            path: &["timing"],
+        },
+        (Here::Other, "timing") => Role::Nested {
+            string_allowed: false,
+            path: &["other", "timing"],
         },
         // Called for every key of every row: no allocation unless the key has capitals.
         (Here::Row, _) => {
@@ -243,7 +266,7 @@ pub(super) fn role(here: Here, key: &str) -> Role {
 /// reads one type per column) or lose every row's timings. The rest is skipped unkept.
 pub(super) struct ObjectCheck<'f> {
     /// The keys leading here: `[]` for the row, `["other"]` …
-    pub(super) path: Vec<String>,
+    pub(super) path: &'static [&'static str],
     /// The row's text (or `other`'s), to tell a huge integer from a huge float.
     pub(super) raw: &'f str,
     /// Stop at the first fault with a serde error (JSON arrays: serde_json then gives the
@@ -253,14 +276,17 @@ pub(super) struct ObjectCheck<'f> {
     pub(super) faults: &'f mut Vec<Fault>,
     /// Where to note the JSON type of each value the mapping can read.
     pub(super) types: Option<&'f mut Types>,
+    /// Where to hand the values a copy reads (JSON lines read whole).
+    pub(super) gather: Option<&'f mut Gather>,
+    /// The keys of the objects last read (JSON lines).
+    pub(super) shapes: Option<&'f mut Shapes>,
 }
 
 impl ObjectCheck<'_> {
     fn fault(&self, key: &str, message: String, kind: BadKind, found: &'static str) -> Fault {
-        let mut path = self.path.clone();
-        path.push(key.to_string());
+        let path = self.path.iter().copied().chain([key]);
         Fault {
-            path,
+            path: path.map(String::from).collect(),
             message,
             kind,
             found,
@@ -282,8 +308,32 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> std::result::Result<(), A::Error> {
+        let here = Here::of(self.path);
+        // The keys known here, taken out while this object is read (so the objects inside
+        // it can take theirs), and put back with the types noted in them, whether or not
+        // it reads.
+        let mut known = match self.shapes.as_deref_mut().and_then(|s| s.at(here)) {
+            Some(known) => std::mem::take(known),
+            None => vec![],
+        };
+        let read = self.read_object(&mut map, here, &mut known);
+        if let Some(at) = self.shapes.as_deref_mut().and_then(|s| s.at(here)) {
+            *at = known;
+        }
+        read
+    }
+}
+
+impl<'f> ObjectCheck<'f> {
+    /// `visit_map`'s reading of an object at `here`, whose keys are likely among `known`
+    /// (which the keys met are added to).
+    fn read_object<'de, A: MapAccess<'de>>(
+        &mut self,
+        map: &mut A,
+        here: Here,
+        known: &mut Vec<Known>,
+    ) -> std::result::Result<(), A::Error> {
         let raw = self.raw;
-        let here = Here::of(&self.path);
         let place = here.place();
         // A float that is a whole number beyond i64 may be an integer literal polars
         // cannot hold (serde_json reads those as f64): the text decides.
@@ -292,14 +342,51 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
                 || (matches!(shape, Shape::MaybeBig | Shape::HoldsMaybeBig)
                     && has_big_integer_literal(raw))
         };
+        let caching = self.shapes.is_some();
+        // The known keys met so far, one bit each: a key met twice is a duplicate.
+        let mut met: u64 = 0;
+        let mut known_twice: Vec<usize> = vec![];
+        // Where the next key likely is among the known ones.
+        let mut next = 0;
+        // The keys not known (beyond `MAX_KNOWN`, or without `Shapes`), searched for a
+        // duplicate among themselves.
         let mut keys: Vec<Cow<'de, str>> = vec![];
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let index = match known.get(next) {
+                Some(k) if same_key(&k.key, &key) => Some(next),
+                _ => known.iter().position(|k| same_key(&k.key, &key)),
+            };
+            let index = match index {
+                None if caching && known.len() < MAX_KNOWN => {
+                    known.push(Known {
+                        key: key.as_ref().into(),
+                        role: role(here, &key),
+                        column: self.column(place, &key),
+                        bits: 0,
+                    });
+                    Some(known.len() - 1)
+                }
+                found => found,
+            };
+            let (key_role, column) = match index {
+                Some(i) => {
+                    if met & (1 << i) != 0 {
+                        known_twice.push(i);
+                    }
+                    met |= 1 << i;
+                    next = i + 1;
+                    (known[i].role, known[i].column)
+                }
+                None => (role(here, &key), self.column(place, &key)),
+            };
             // (JSON type bits to note for the key, a fault)
-            let (bits, found) = match role(here, &key) {
-                Role::Nested { string_allowed } => {
-                    let mut path = self.path.clone();
-                    path.push(key.to_string());
+            let (bits, found) = match key_role {
+                Role::Nested {
+                    string_allowed,
+                    path,
+                } => {
                     let mut inner = vec![];
+                    let text_column = column;
                     let nested = map.next_value_seed(NestedCheck {
                         path,
                         raw,
@@ -307,6 +394,9 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
                         string_allowed,
                         faults: &mut inner,
                         types: self.types.as_deref_mut(),
+                        gather: self.gather.as_deref_mut(),
+                        text_column,
+                        shapes: self.shapes.as_deref_mut(),
                     })?;
                     self.faults.extend(inner);
                     match nested {
@@ -331,7 +421,12 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
                 }
                 Role::Field(kind) => {
                     use crate::catalogue::Kind;
-                    let shape = map.next_value::<Shape>()?;
+                    let shape = match (column, self.gather.as_deref_mut()) {
+                        (Some(column), Some(gather)) => {
+                            map.next_value_seed(Capture { gather, column })?
+                        }
+                        _ => map.next_value::<Shape>()?,
+                    };
                     let found = match shape {
                         s if big(s) && s != Shape::HoldsBigInteger && s != Shape::HoldsMaybeBig => {
                             Some("an integer beyond the 64-bit range")
@@ -381,15 +476,22 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
                 }
             };
             if let (Some(place), true) = (place, bits != 0) {
-                if let Some(types) = self.types.as_deref_mut() {
-                    types.record(place, &key, bits);
+                match index {
+                    Some(i) => known[i].bits |= bits,
+                    None => {
+                        if let Some(types) = self.types.as_deref_mut() {
+                            types.record(place, &key, bits);
+                        }
+                    }
                 }
             }
             self.faults.extend(found);
             if let (true, Some(f)) = (self.fail_fast, self.faults.first()) {
                 return Err(f.to_serde());
             }
-            keys.push(key);
+            if index.is_none() {
+                keys.push(key);
+            }
         }
         // Duplicated keys: sorted, a duplicate sits next to its twin (O(n log n), where a
         // search per key would cost O(n²) on every row). Sorted by their hash first, so
@@ -405,6 +507,7 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
             .windows(2)
             .filter(|w| w[0] == w[1])
             .map(|w| w[0].1)
+            .chain(known_twice.iter().map(|i| &*known[*i].key))
             .collect();
         twice.sort_unstable();
         twice.dedup();
@@ -418,18 +521,109 @@ impl<'de> Visitor<'de> for ObjectCheck<'_> {
         }
         Ok(())
     }
+
+    /// The column a copy gathers `key` at `place` into.
+    fn column(&self, place: Option<Place>, key: &str) -> Option<usize> {
+        match (place, &self.gather) {
+            (Some(place), Some(g)) => g.column(place, key),
+            _ => None,
+        }
+    }
+}
+
+/// How many keys `Shapes` knows at one place (one bit each in a `u64`); the keys met
+/// after them are looked up and searched for duplicates as without `Shapes`.
+const MAX_KNOWN: usize = 64;
+
+/// A key met at one place of a row: its role, the column a copy gathers it into, and the
+/// types it has held (noted in `Types` by `Shapes::flush`).
+pub(super) struct Known {
+    key: Box<str>,
+    role: Role,
+    column: Option<usize>,
+    bits: u8,
+}
+
+/// Whether two keys are the same text: compared eight bytes at a time in line, where
+/// `==` calls `memcmp` (for keys of a few bytes, most of the comparison's cost).
+#[inline]
+fn same_key(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |s: &[u8]| u64::from_ne_bytes(s.try_into().expect("eight bytes"));
+    let mut at = 0;
+    while at + 8 <= a.len() {
+        if word(&a[at..at + 8]) != word(&b[at..at + 8]) {
+            return false;
+        }
+        at += 8;
+    }
+    a[at..].iter().zip(&b[at..]).all(|(x, y)| x == y)
+}
+
+/// Note the types `known`'s keys at `place` have held.
+fn flush(known: &mut [Known], place: Place, types: &mut Types) {
+    for k in known.iter_mut().filter(|k| k.bits != 0) {
+        types.record(place, &k.key, k.bits);
+        k.bits = 0;
+    }
+}
+
+/// The keys met at each place whose keys are read (the row, `other`, `other.timing`,
+/// `timing`), in the order first met. Rows of a log hold the same few keys, nearly always
+/// in the same order, so a key is compared with the one after the last key's among the
+/// known ones (else with each) instead of being looked up (its role, its column, its
+/// types), and a duplicate is a known key met twice in one object, one bit each: the
+/// lookups were a hash and a comparison per key of every row, and the search for
+/// duplicates a sort per object, most of the JSON-lines check.
+#[derive(Default)]
+pub(super) struct Shapes {
+    row: Vec<Known>,
+    other: Vec<Known>,
+    other_timing: Vec<Known>,
+    timing: Vec<Known>,
+}
+
+impl Shapes {
+    fn at(&mut self, here: Here) -> Option<&mut Vec<Known>> {
+        match here {
+            Here::Row => Some(&mut self.row),
+            Here::Other => Some(&mut self.other),
+            Here::OtherTiming => Some(&mut self.other_timing),
+            Here::Timing => Some(&mut self.timing),
+            Here::Unread => None,
+        }
+    }
+
+    /// Note in `types` the types the known keys have held.
+    pub(super) fn flush(&mut self, types: &mut Types) {
+        for (known, place) in [
+            (&mut self.row, Place::Top),
+            (&mut self.other_timing, Place::OtherTiming),
+            (&mut self.timing, Place::Timing),
+        ] {
+            flush(known, place, types);
+        }
+    }
 }
 
 /// The value of `other`, `ai_log` or `timing`: an object (checked in turn), a string
 /// holding one (not `timing`), or null, as the JSON type bits to note for it; anything else is an error
 /// saying what was found.
 struct NestedCheck<'f> {
-    path: Vec<String>,
+    path: &'static [&'static str],
     raw: &'f str,
     fail_fast: bool,
     string_allowed: bool,
     faults: &'f mut Vec<Fault>,
     types: Option<&'f mut Types>,
+    gather: Option<&'f mut Gather>,
+    /// The column a copy gathers the value into when it is a string (`other` read as a
+    /// JSON string column).
+    text_column: Option<usize>,
+    shapes: Option<&'f mut Shapes>,
 }
 
 type Nested = std::result::Result<u8, &'static str>;
@@ -449,12 +643,19 @@ impl<'de> Visitor<'de> for NestedCheck<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Nested, A::Error> {
+        let mut gather = self.gather;
+        if let (Some(g), Some(_)) = (gather.as_deref_mut(), self.text_column) {
+            // Gathered as text, read by polars as a struct (or the file's `other` mixed).
+            g.spoil();
+        }
         ObjectCheck {
             path: self.path,
             raw: self.raw,
             fail_fast: self.fail_fast,
             faults: self.faults,
             types: self.types,
+            gather,
+            shapes: self.shapes,
         }
         .visit_map(map)?;
         Ok(Ok(types::OBJECT))
@@ -464,8 +665,10 @@ impl<'de> Visitor<'de> for NestedCheck<'_> {
         if !self.string_allowed {
             return Ok(Err("a string"));
         }
-        let key = self.path.last().map_or("", String::as_str);
-        match check_json_string(key, s, self.types) {
+        if let (Some(g), Some(column)) = (self.gather, self.text_column) {
+            g.value(column, Scalar::Text(s));
+        }
+        match check_json_string(self.path, s, self.types) {
             Some(f) => {
                 self.faults.push(f);
                 Ok(Ok(0))
@@ -649,4 +852,64 @@ pub(super) fn has_big_integer_literal(text: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// A wanted value, read as `Shape` reads it and handed to the gather.
+struct Capture<'g> {
+    gather: &'g mut Gather,
+    column: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Capture<'_> {
+    type Value = Shape;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Shape, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Capture<'_> {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Shape, A::Error> {
+        self.gather.spoil();
+        ShapeVisitor.visit_map(map)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> std::result::Result<Shape, A::Error> {
+        self.gather.spoil();
+        ShapeVisitor.visit_seq(seq)
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Shape, E> {
+        self.gather.value(self.column, Scalar::Text(v));
+        Ok(Shape::Text)
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Shape, E> {
+        self.gather.value(self.column, Scalar::Bool(v));
+        Ok(Shape::Boolean)
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Shape, E> {
+        self.gather.value(self.column, Scalar::Int(v));
+        Ok(Shape::Integer)
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Shape, E> {
+        match i64::try_from(v) {
+            Ok(v) => {
+                self.gather.value(self.column, Scalar::Int(v));
+                Ok(Shape::Integer)
+            }
+            Err(_) => {
+                self.gather.spoil();
+                Ok(Shape::BigInteger)
+            }
+        }
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Shape, E> {
+        self.gather.value(self.column, Scalar::Float(v));
+        ShapeVisitor.visit_f64(v)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Shape, E> {
+        Ok(Shape::Null)
+    }
 }

@@ -1,7 +1,8 @@
 //! JSON lines: each line checked as one row, a block of lines at a time (on two threads for
 //! blocks over 1 MiB), then the bad ones left out or rewritten for polars per the policy.
 
-use super::json_row::{json_message, salvage, ObjectCheck};
+use super::gather::{Gather, Wanted};
+use super::json_row::{json_message, salvage, ObjectCheck, Shapes};
 use super::types::Types;
 use super::{first_error, for_each_block, BadKind, BadRow, BadRowPolicy, Checked, LineMap, BLOCK};
 use crate::error::{Error, Result};
@@ -10,15 +11,35 @@ use serde::de::Deserializer;
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
+
+/// A copy made in the JSON-lines check's own reading (`source::copy::jsonl`): the check
+/// hands it the values it wants, a run of rows at a time, in file order.
+pub trait JsonRows {
+    /// The keys it reads; none once it has given up (it will not be used).
+    fn wanted(&self) -> Option<Arc<Wanted>>;
+    /// The wanted values of the rows after those handed over so far.
+    fn rows(&mut self, gather: Gather) -> Result<()>;
+}
 
 /// Check a JSON-lines file, one block of lines at a time. With `Error`, the first bad row
 /// is the error. A second pass writes the repaired copy (to a temporary file) only when a
-/// row is bad, `other` is mixed or the file has a byte-order mark.
-pub fn check_json_lines(path: &Path, policy: BadRowPolicy) -> Result<Checked> {
-    check_in_blocks(path, policy, BLOCK)
+/// row is bad, `other` is mixed or the file has a byte-order mark. A `copy` is handed each
+/// row's wanted values as the row is checked.
+pub fn check_json_lines(
+    path: &Path,
+    policy: BadRowPolicy,
+    copy: Option<&mut dyn JsonRows>,
+) -> Result<Checked> {
+    check_in_blocks(path, policy, BLOCK, copy)
 }
 
-fn check_in_blocks(path: &Path, policy: BadRowPolicy, block: usize) -> Result<Checked> {
+fn check_in_blocks(
+    path: &Path,
+    policy: BadRowPolicy,
+    block: usize,
+    mut copy: Option<&mut dyn JsonRows>,
+) -> Result<Checked> {
     let mut bad = vec![];
     let mut types = Types::default();
     let mut has_blank = false;
@@ -26,7 +47,13 @@ fn check_in_blocks(path: &Path, policy: BadRowPolicy, block: usize) -> Result<Ch
     // The line each row begins on (where blank lines make them differ).
     let mut lines_at = LineMap::default();
     let bom = for_each_block(path, block, |bytes, before| {
-        let (b, blank, t) = find_bad_lines(bytes, before);
+        let wanted = copy.as_ref().and_then(|c| c.wanted());
+        let (b, blank, t, gathered) = find_bad_lines(bytes, before, wanted.as_ref());
+        if let Some(copy) = copy.as_deref_mut() {
+            for g in gathered {
+                copy.rows(g)?;
+            }
+        }
         bad.extend(b);
         types.merge(t);
         has_blank |= blank;
@@ -129,6 +156,28 @@ fn check_in_blocks(path: &Path, policy: BadRowPolicy, block: usize) -> Result<Ch
     })
 }
 
+/// How much of a JSON-lines file `head_types` reads.
+const HEAD: usize = 1 << 20;
+
+/// The types of the values in the file's first lines (its first `HEAD` bytes of whole
+/// lines), when each of those lines is good and the file has no byte-order mark: the
+/// schema a copy made beside the check expects the whole file to have.
+pub fn head_types(path: &Path) -> Option<Types> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = vec![];
+    let eof = super::fill(&mut file, &mut buf, HEAD).ok()?;
+    if buf.starts_with(super::BOM) {
+        return None;
+    }
+    let end = if eof {
+        buf.len()
+    } else {
+        memchr::memrchr(b'\n', &buf)? + 1
+    };
+    let (bad, _, types, _) = check_lines(&buf[..end], 0, None);
+    bad.is_empty().then_some(types)
+}
+
 /// With `mixed` (`other` is an object in some rows, a JSON string in others): the row with
 /// its `other` string replaced by the object it encodes (a blank string by null), so that
 /// `other` is one column of one type. Otherwise, or when the row has no `other` string,
@@ -180,11 +229,15 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
-/// Every bad line of a block (numbered after the `before` lines of the blocks before it)
-/// with the text that replaces it when kept, whether the block has a blank line, and the
-/// types of the values read. The block is split in two at a line boundary and checked on
-/// two threads (the check is about as costly as a parse).
-fn find_bad_lines(bytes: &[u8], before: u64) -> (Vec<(BadRow, String)>, bool, Types) {
+/// What checking some lines found: every bad line with the text that replaces it when
+/// kept, whether there is a blank line, the types of the values read, and the values a
+/// copy wants (one gather per run of lines checked on its own).
+type Found = (Vec<(BadRow, String)>, bool, Types, Vec<Gather>);
+
+/// Check a block (its lines numbered after the `before` lines of the blocks before it),
+/// gathering the `wanted` values. The block is split in two at a line boundary and checked
+/// on two threads (the check is about as costly as a parse).
+fn find_bad_lines(bytes: &[u8], before: u64, wanted: Option<&Arc<Wanted>>) -> Found {
     let half = bytes.len() / 2;
     let split = match bytes[half..].iter().position(|b| *b == b'\n') {
         Some(p) if bytes.len() > 1 << 20 => half + p + 1,
@@ -192,37 +245,53 @@ fn find_bad_lines(bytes: &[u8], before: u64) -> (Vec<(BadRow, String)>, bool, Ty
     };
     let (a, b) = bytes.split_at(split);
     let first_lines = memchr::memchr_iter(b'\n', a).count() as u64;
-    let ((mut bad, blank_a, mut types), (rest, blank_b, types_b)) = std::thread::scope(|s| {
-        let h = s.spawn(|| check_lines(b, before + first_lines));
-        let first = check_lines(a, before);
-        (first, h.join().expect("the line check does not panic"))
-    });
+    let ((mut bad, blank_a, mut types, mut gathered), (rest, blank_b, types_b, gathered_b)) =
+        std::thread::scope(|s| {
+            let h = s.spawn(|| check_lines(b, before + first_lines, wanted));
+            let first = check_lines(a, before, wanted);
+            (first, h.join().expect("the line check does not panic"))
+        });
     bad.extend(rest);
     types.merge(types_b);
-    (bad, blank_a || blank_b, types)
+    gathered.extend(gathered_b);
+    (bad, blank_a || blank_b, types, gathered)
 }
 
-fn check_lines(bytes: &[u8], offset: u64) -> (Vec<(BadRow, String)>, bool, Types) {
+fn check_lines(bytes: &[u8], offset: u64, wanted: Option<&Arc<Wanted>>) -> Found {
     let mut bad = vec![];
     let mut has_blank = false;
     let mut types = Types::default();
+    // Room for the rows of lines of about 512 bytes; the columns grow if there are more.
+    let mut gather = wanted.map(|w| Gather::new(w, bytes.len() / 512 + 1));
+    let mut shapes = Shapes::default();
     for (i, line) in lines(bytes).enumerate() {
         if is_blank(line) {
             has_blank = true;
             continue;
         }
-        if let Err((mut b, repair)) = check_json_line(line, &mut types) {
+        if let Some(g) = gather.as_mut() {
+            g.begin_row();
+        }
+        if let Err((mut b, repair)) =
+            check_json_line(line, &mut types, gather.as_mut(), Some(&mut shapes))
+        {
             b.line = offset + i as u64 + 1;
             bad.push((b, repair));
         }
     }
-    (bad, has_blank, types)
+    shapes.flush(&mut types);
+    (bad, has_blank, types, gather.into_iter().collect())
 }
 
 /// Check one line, noting the types of its values in `types`; on failure, the bad row
 /// (line 0, set by the caller) and the JSON to keep in its place: the readable fields with
 /// every fault repaired, or `{}` when nothing is readable.
-fn check_json_line(line: &[u8], types: &mut Types) -> std::result::Result<(), (BadRow, String)> {
+fn check_json_line(
+    line: &[u8],
+    types: &mut Types,
+    gather: Option<&mut Gather>,
+    shapes: Option<&mut Shapes>,
+) -> std::result::Result<(), (BadRow, String)> {
     let text = match std::str::from_utf8(line) {
         Ok(t) => t,
         Err(e) => {
@@ -246,11 +315,13 @@ fn check_json_line(line: &[u8], types: &mut Types) -> std::result::Result<(), (B
     let mut de = serde_json::Deserializer::from_str(text);
     let parsed = de
         .deserialize_any(ObjectCheck {
-            path: vec![],
+            path: &[],
             raw: text,
             fail_fast: false,
             faults: &mut faults,
             types: Some(types),
+            gather,
+            shapes,
         })
         .and_then(|()| de.end());
     if let Err(e) = parsed {
@@ -294,7 +365,7 @@ mod tests {
     use polars::prelude::{DataType, Field};
 
     fn bad(line: &str) -> Option<(BadRow, String)> {
-        check_json_line(line.as_bytes(), &mut Types::default()).err()
+        check_json_line(line.as_bytes(), &mut Types::default(), None, None).err()
     }
 
     #[test]
@@ -397,7 +468,7 @@ mod tests {
             r#"{"request_id":"a","is_stream":true,"prompt":"x","other":{"timing":{"first_response_ms":1}}}"#,
             r#"{"request_id":7,"is_stream":1,"other":"{\"timing\":{\"first_response_ms\":\"\"}}"}"#,
         ] {
-            check_json_line(line.as_bytes(), &mut types).unwrap();
+            check_json_line(line.as_bytes(), &mut types, None, None).unwrap();
         }
         let schema = types.schema();
         let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
@@ -454,7 +525,7 @@ mod tests {
     #[test]
     fn rows_after_blank_lines_name_their_line() {
         let f = file(b"{\"a\":1}\n\n  \n{\"a\":2}\r\n{\"a\":3}\n");
-        let m = check_json_lines(f.path(), BadRowPolicy::Keep)
+        let m = check_json_lines(f.path(), BadRowPolicy::Keep, None)
             .unwrap()
             .lines;
         assert_eq!([1, 2, 3].map(|r| m.line(r)), [1, 4, 5]);
@@ -501,9 +572,9 @@ mod tests {
         for (k, text) in cases.iter().enumerate() {
             let f = file(text);
             for policy in [BadRowPolicy::Keep, BadRowPolicy::Skip] {
-                let whole = outcome(check_in_blocks(f.path(), policy, 1 << 20).unwrap());
+                let whole = outcome(check_in_blocks(f.path(), policy, 1 << 20, None).unwrap());
                 for block in [1, 2, 3, 7, 40, 64, 333] {
-                    let got = outcome(check_in_blocks(f.path(), policy, block).unwrap());
+                    let got = outcome(check_in_blocks(f.path(), policy, block, None).unwrap());
                     assert_eq!(got, whole, "case {k}, {policy:?}, blocks of {block}");
                 }
             }
@@ -512,17 +583,17 @@ mod tests {
         // `other`, blank lines.
         let f = file(&cases[0]);
         assert_eq!(
-            outcome(check_json_lines(f.path(), BadRowPolicy::Keep).unwrap())
+            outcome(check_json_lines(f.path(), BadRowPolicy::Keep, None).unwrap())
                 .bad
                 .len(),
             1
         );
         let f = file(&cases[1]);
-        let c = check_json_lines(f.path(), BadRowPolicy::Keep).unwrap();
+        let c = check_json_lines(f.path(), BadRowPolicy::Keep, None).unwrap();
         let copy = std::fs::read(c.repaired.unwrap().path()).unwrap();
         assert!(copy.starts_with(b"{"), "the mark is left out");
         let f = file(&cases[2]);
-        assert!(check_json_lines(f.path(), BadRowPolicy::Keep)
+        assert!(check_json_lines(f.path(), BadRowPolicy::Keep, None)
             .unwrap()
             .repaired
             .is_some());
@@ -557,7 +628,8 @@ mod tests {
 
     #[test]
     fn only_json_whitespace_makes_a_blank_line() {
-        let (bad, has_blank, _) = find_bad_lines(b"{\"a\":1}\n \t\r\n\x0c\n{\"a\":2}\n", 0);
+        let (bad, has_blank, _, _) =
+            find_bad_lines(b"{\"a\":1}\n \t\r\n\x0c\n{\"a\":2}\n", 0, None);
         assert!(has_blank, "line 2 is blank");
         let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
         assert_eq!(lines, vec![3], "a form feed is not JSON whitespace");
@@ -579,7 +651,7 @@ mod tests {
             }
         }
         assert!(text.len() > 1 << 20);
-        let (bad, has_blank, _) = find_bad_lines(text.as_bytes(), 0);
+        let (bad, has_blank, _, _) = find_bad_lines(text.as_bytes(), 0, None);
         assert!(has_blank, "line 3 is blank");
         let lines: Vec<u64> = bad.into_iter().map(|(b, _)| b.line).collect();
         assert_eq!(lines, vec![7, 45_000]);

@@ -5,9 +5,9 @@
 //! on integers beyond 64 bits, and overflow the stack on deeply nested objects. The check
 //! finds each bad row with its line and column; the policy (`--on-bad-row`) then decides:
 //! stop with that error, leave the row out, or keep it with its unreadable parts null. A
-//! file with no bad row is read by polars directly (the fast path; a CSV log read whole is
-//! copied in the check's own reading, `source::csv_copy`); otherwise polars reads a
-//! repaired copy written to a temporary file. JSON lines are checked block by block
+//! file with no bad row is read by polars directly (the fast path; a CSV or JSON-lines log
+//! read whole is copied in the check's own reading, `source::copy`); otherwise polars reads
+//! a repaired copy written to a temporary file. JSON lines are checked block by block
 //! (`BLOCK` bytes of whole lines at a time), so the check holds one block, not the file.
 //! For JSON the same pass notes the JSON type of every value
 //! the mapping can read (`types`), and polars reads with the schema made from them instead
@@ -28,6 +28,7 @@
 
 mod array;
 mod csv;
+mod gather;
 mod json_row;
 mod jsonl;
 mod types;
@@ -43,8 +44,9 @@ use crate::error::{Error, Result};
 
 pub use array::{check_json_array, check_json_document};
 pub use csv::{check_csv, Records};
-pub use jsonl::check_json_lines;
-pub use types::Types;
+pub use gather::{Gather, Want, Wanted};
+pub use jsonl::{check_json_lines, head_types, JsonRows};
+pub use types::{Place, Types};
 
 /// What to do with a row that cannot be read (`--on-bad-row`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -167,56 +169,104 @@ pub(super) fn fill(file: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std:
 
 /// Read `path` in blocks of whole lines, a byte-order mark left out, calling
 /// `f(block, lines_before)`: every block but the last ends with a line end. Returns whether
-/// the file began with a byte-order mark.
+/// the file began with a byte-order mark. The next block is read on a thread of its own
+/// while `f` works on this one.
 pub(super) fn for_each_block(
     path: &Path,
     block: usize,
     mut f: impl FnMut(&[u8], u64) -> Result<()>,
 ) -> Result<bool> {
     let fail = |e: std::io::Error| Error::input(path, format!("cannot read: {e}"));
-    let mut file = std::fs::File::open(path).map_err(fail)?;
-    // What is read but not yet handed to `f`: the start of a line at most, between reads.
-    let mut buf: Vec<u8> = Vec::new();
-    // The first read holds at least a byte-order mark's length.
-    let mut want = block.max(BOM.len());
-    let mut lines_before = 0u64;
-    let mut bom = None;
-    loop {
-        let eof = fill(&mut file, &mut buf, want).map_err(fail)?;
-        // The first read fills the buffer (or holds the whole file): a mark is there whole.
-        let skip = match bom {
-            None => {
-                let has = buf.starts_with(BOM);
-                bom = Some(has);
-                if has {
-                    BOM.len()
-                } else {
-                    0
-                }
+    let file = std::fs::File::open(path).map_err(fail)?;
+    // One block waits read while `f` works; the blocks `f` is done with go back to be
+    // read into again.
+    let (blocks, received) = std::sync::mpsc::sync_channel(1);
+    let (spent, returned) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(move || read_blocks(file, block.max(1), &blocks, &returned));
+        let mut lines_before = 0u64;
+        let mut bom = false;
+        for read in received {
+            let (bytes, starts_with_bom): (Vec<u8>, bool) = read.map_err(fail)?;
+            bom |= starts_with_bom;
+            if !bytes.is_empty() {
+                f(&bytes, lines_before)?;
+                lines_before += memchr::memchr_iter(b'\n', &bytes).count() as u64;
             }
-            Some(_) => 0,
+            // The reader may have ended: then the block is not needed.
+            let _ = spent.send(bytes);
+        }
+        Ok(bom)
+    })
+}
+
+/// A block of whole lines, and whether it is the file's first and began with a byte-order
+/// mark (left out of it).
+type Block = std::io::Result<(Vec<u8>, bool)>;
+
+/// `for_each_block`'s reader: the file's blocks in order, each `block` bytes of whole lines
+/// (a longer line whole), until the file ends, a read fails or no one receives them.
+fn read_blocks(
+    mut file: std::fs::File,
+    block: usize,
+    blocks: &std::sync::mpsc::SyncSender<Block>,
+    returned: &std::sync::mpsc::Receiver<Vec<u8>>,
+) {
+    let mut buf: Vec<u8> = Vec::with_capacity(block);
+    let mut first = true;
+    // The file began with a mark not yet said so.
+    let mut bom = false;
+    let mut want = block.max(BOM.len());
+    loop {
+        let eof = match read_to(&mut file, &mut buf, want) {
+            Ok(eof) => eof,
+            Err(e) => {
+                let _ = blocks.send(Err(e));
+                return;
+            }
         };
-        let end = match buf.iter().rposition(|b| *b == b'\n') {
+        // The first read fills the buffer (or holds the whole file): a mark is there whole.
+        if first && buf.starts_with(BOM) {
+            buf.drain(..BOM.len());
+            bom = true;
+        }
+        first = false;
+        let end = match memchr::memrchr(b'\n', &buf) {
             _ if eof => buf.len(),
             Some(i) => i + 1,
             None => {
                 // A line longer than the block: hold more of it.
-                want = buf.len() * 2;
-                buf.drain(..skip);
+                want = buf.len().max(1) * 2;
                 continue;
             }
         };
-        let piece = &buf[skip..end];
-        if !piece.is_empty() {
-            f(piece, lines_before)?;
-            lines_before += piece.iter().filter(|b| **b == b'\n').count() as u64;
+        // The start of the next line goes to the front of the next buffer.
+        let mut next = returned.try_recv().unwrap_or_default();
+        next.clear();
+        next.extend_from_slice(&buf[end..]);
+        buf.truncate(end);
+        if (!buf.is_empty() || bom) && blocks.send(Ok((buf, bom))).is_err() {
+            return;
         }
+        bom = false;
         if eof {
-            return Ok(bom.unwrap_or(false));
+            return;
         }
-        buf.drain(..end);
-        want = block.max(1);
+        buf = next;
+        want = block;
     }
+}
+
+/// Read from `file` onto the end of `buf` until it holds `want` bytes or the file ends;
+/// returns whether it ended. Read into the buffer's spare room, which is not zeroed first.
+fn read_to(file: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
+    let missing = want.saturating_sub(buf.len());
+    if missing == 0 {
+        return Ok(false);
+    }
+    buf.reserve(missing);
+    let read = file.take(missing as u64).read_to_end(buf)?;
+    Ok(read < missing)
 }
 
 pub(super) fn first_error(path: &Path, bad: &BadRow) -> Error {

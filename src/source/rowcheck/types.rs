@@ -19,7 +19,7 @@ pub(super) const OBJECT: u8 = 32;
 
 /// Where a key sits in a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Place {
+pub enum Place {
     /// A top-level key (as the file spells it: polars matches column names exactly).
     Top,
     /// A key of `other.timing`, whether `other` is an object or a JSON string of one.

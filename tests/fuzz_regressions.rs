@@ -37,6 +37,10 @@ fn rule_loader(data: &[u8]) {
     }
 }
 
+// The check two oracles share (`crate::alone`).
+#[path = "../fuzz/oracle/alone.rs"]
+mod alone;
+
 #[path = "../fuzz/oracle/timing_decoder.rs"]
 mod timing_decoder_oracle;
 

@@ -7,5 +7,8 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../oracle/csv_decoder.rs"]
 mod oracle;
+// The check the oracle shares with another (`crate::alone`).
+#[path = "../oracle/alone.rs"]
+mod alone;
 
 fuzz_target!(|data: &[u8]| oracle::check(data));

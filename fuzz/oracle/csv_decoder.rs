@@ -1,20 +1,19 @@
 //! The `csv_decoder` oracle, shared by the fuzz target and `tests/fuzz_regressions.rs`
 //! (both include this file with `#[path]`): the bytes as a `.csv` file through
-//! `source::load` (the row check, and the copy made in its reading, `source::csv_copy`, or
-//! polars' reader on the repaired rows), the canonical frame collected.
+//! `source::load` (the row check, and the copy made in its reading, `source::copy::csv`,
+//! or polars' reader on the repaired rows), the canonical frame collected.
 //!
 //! Not only "no panic". As for JSON lines, with `--on-bad-row keep` the only errors
 //! allowed are those of the whole file or one naming its line, the frame must collect, and
 //! when rows were bad `--on-bad-row error` must stop, naming a line. And the copy made in
-//! the check's reading must hold what polars' CSV reader reads: the first and last
-//! requests' rows in the whole log equal their rows read alone (a lookup of the id column
-//! and one-row slices, through polars' reader).
+//! the check's reading must hold what polars' CSV reader reads (`alone`).
 
 use std::io::Write;
 
-use polars::prelude::*;
 use tracediag::error::Error;
-use tracediag::source::{self, BadRowPolicy, COHORT_ROWS};
+use tracediag::source::{self, BadRowPolicy};
+
+use crate::alone;
 
 /// An error that may end the read of a whole file: it names a line, or the file as a whole
 /// is not a request log.
@@ -62,37 +61,11 @@ pub fn check(data: &[u8]) {
             Err(e) => assert!(acceptable(data, &e), "--on-bad-row error: {e}"),
         }
     }
-    let Ok(ids) = all.column("request_id").and_then(|c| c.str().cloned()) else {
-        return;
-    };
-    let ids: Vec<&str> = ids.iter().flatten().collect();
     // Known and left: quotes the csv crate reads as text (one inside a field that does not
     // begin with one, text after a closing quote) are read so by the row check and so by the
     // copy, but polars' reader, which reads one request's rows, refuses the file over them
     // (fuzz/regressions/csv_decoder-quote-*.csv).
     let quotes_polars_refuses =
         |e: &str| e.contains("CSV malformed") || e.contains("is not properly escaped");
-    for id in [ids.first(), ids.last()].into_iter().flatten() {
-        let loaded =
-            match source::load_for(&paths, None, BadRowPolicy::Keep, &[], Some(id), COHORT_ROWS) {
-                Ok(loaded) => loaded,
-                Err(e) if quotes_polars_refuses(&e.to_string()) => return,
-                Err(e) => panic!("the log read whole does not read again for one request: {e}"),
-            };
-        let alone = match loaded.request.expect("a request's rows").collect() {
-            Ok(alone) => alone,
-            Err(e) if quotes_polars_refuses(&e.to_string()) => return,
-            Err(e) => panic!("a request's rows do not collect: {e}"),
-        };
-        let whole = all
-            .clone()
-            .lazy()
-            .filter(col("request_id").eq(lit(*id)))
-            .collect()
-            .expect("filter");
-        assert!(
-            whole.equals_missing(&alone),
-            "request {id:?} in the whole log:\n{whole}\nread alone:\n{alone}"
-        );
-    }
+    alone::requests_read_alone_agree(&paths, &all, quotes_polars_refuses);
 }

@@ -1191,8 +1191,8 @@ mod tests {
 
     /// A JSON-lines log copied in the reading that checks it (`copy::jsonl`) holds what its
     /// copy through polars' reader holds, value for value: keys in any order and missing,
-    /// nulls, escapes and characters beyond ASCII, floats hard to round and integers in a
-    /// float column, numbers as text, `other.timing` and a top-level `timing`, or `other`
+    /// nulls, escapes and characters beyond ASCII, floats hard to round (nineteen digits)
+    /// and integers in a float column, numbers as text, `other.timing` and a top-level `timing`, or `other`
     /// as a JSON string; more rows than a part. A file whose values change type after its
     /// first lines is not copied so, and reads the same.
     #[test]
@@ -1205,6 +1205,8 @@ mod tests {
             r#"{"request_id":"r{i}","timestamp":"2026-11-02T00:00:02Z","upstream_headers_ms":2.2250738585072014e-308,"output_tokens":0,"other":{"timing":{"auth_ms":0.30000000000000004,"first_sse_event_ms":-0.0}},"is_stream":true,"total_handler_ms":""}"#,
             r#"{"request_id":"r{i}","upstream_headers_ms":123456789012345678,"other":{"timing":{"auth_ms":1.7976931348623157e308,"first_sse_event_ms":5e-324}},"timing":{"upstream_done_ms":99.5}}"#,
             r#"{"request_id":"r{i}","upstream_headers_ms":9007199254740993,"timing":{"upstream_done_ms":7},"other":{}}"#,
+            // Nineteen digits after the point: read as polars reads them, correctly rounded.
+            r#"{"request_id":"r{i}","upstream_headers_ms":{long},"other":{"timing":{"auth_ms":-{long}e-3}}}"#,
         ];
         let as_string = [
             r#"{"request_id":"r{i}","other":"{\"timing\":{\"auth_ms\":3.5,\"first_sse_event_ms\":\"12\"}}","upstream_headers_ms":5}"#,
@@ -1216,7 +1218,13 @@ mod tests {
         for (name, variants) in [("nested", &nested[..]), ("as_string", &as_string[..])] {
             let mut text = String::new();
             for i in 0..rows {
-                text.push_str(&variants[i % variants.len()].replace("{i}", &i.to_string()));
+                let long = format!(
+                    "{}.{:019}",
+                    i % 10_000,
+                    (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) % 10_000_000_000_000_000_000
+                );
+                let row = variants[i % variants.len()].replace("{i}", &i.to_string());
+                text.push_str(&row.replace("{long}", &long));
                 text.push('\n');
             }
             let path = dir.path().join(format!("{name}.jsonl"));

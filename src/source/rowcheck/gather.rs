@@ -135,12 +135,15 @@ impl Gather {
     pub(super) fn value(&mut self, column: usize, value: Scalar<'_>) {
         let row = self.rows;
         let (values, len) = &mut self.columns[column];
-        if *len >= row {
-            // A second value in one row: a key given twice, a row the check finds bad.
-            self.spoiled = true;
-            return;
+        if *len + 1 != row {
+            if *len >= row {
+                // A second value in one row: a key given twice, a row the check finds bad.
+                self.spoiled = true;
+                return;
+            }
+            // Rows without a value before this one.
+            pad(values, len, row - 1);
         }
-        pad(values, len, row - 1);
         let fits = match (&mut *values, value) {
             (Values::Int(b), Scalar::Int(v)) => {
                 b.append_value(v);

@@ -37,9 +37,9 @@ fn rule_loader(data: &[u8]) {
     }
 }
 
-// The check two oracles share (`crate::alone`).
-#[path = "../fuzz/oracle/alone.rs"]
-mod alone;
+// What two oracles share (`crate::text_log`).
+#[path = "../fuzz/oracle/text_log.rs"]
+mod text_log;
 
 #[path = "../fuzz/oracle/timing_decoder.rs"]
 mod timing_decoder_oracle;

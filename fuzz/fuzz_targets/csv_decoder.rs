@@ -7,8 +7,8 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../oracle/csv_decoder.rs"]
 mod oracle;
-// The check the oracle shares with another (`crate::alone`).
-#[path = "../oracle/alone.rs"]
-mod alone;
+// What the oracle shares with another (`crate::text_log`).
+#[path = "../oracle/text_log.rs"]
+mod text_log;
 
 fuzz_target!(|data: &[u8]| oracle::check(data));

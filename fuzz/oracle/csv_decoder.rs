@@ -6,14 +6,11 @@
 //! Not only "no panic". As for JSON lines, with `--on-bad-row keep` the only errors
 //! allowed are those of the whole file or one naming its line, the frame must collect, and
 //! when rows were bad `--on-bad-row error` must stop, naming a line. And the copy made in
-//! the check's reading must hold what polars' CSV reader reads (`alone`).
-
-use std::io::Write;
+//! the check's reading must hold what polars' CSV reader reads (`text_log`).
 
 use tracediag::error::Error;
-use tracediag::source::{self, BadRowPolicy};
 
-use crate::alone;
+use crate::text_log;
 
 /// An error that may end the read of a whole file: it names a line, or the file as a whole
 /// is not a request log.
@@ -37,35 +34,14 @@ fn acceptable(data: &[u8], e: &Error) -> bool {
 /// Panics when `data`, read as a CSV log, is refused whole, does not collect, or its copy
 /// disagrees with polars' reading of a request's rows.
 pub fn check(data: &[u8]) {
-    let mut file = tempfile::Builder::new()
-        .suffix(".csv")
-        .tempfile()
-        .expect("temp file");
-    file.write_all(data).expect("write temp file");
-    file.flush().expect("flush temp file");
-    let paths = vec![file.path().to_path_buf()];
-    let (lf, inputs) = match source::load(&paths, None, BadRowPolicy::Keep, &[]) {
-        Err(e) => {
-            assert!(acceptable(data, &e), "the whole file refused: {e}");
-            return;
-        }
-        Ok(loaded) => loaded,
+    let Some(whole) = text_log::read_whole(data, ".csv", |e| acceptable(data, e)) else {
+        return;
     };
-    let all = match lf.collect() {
-        Ok(all) => all,
-        Err(e) => panic!("the canonical frame does not collect: {e}"),
-    };
-    if inputs.iter().any(|i| !i.bad_rows.is_empty()) {
-        match source::load(&paths, None, BadRowPolicy::Error, &[]) {
-            Ok(_) => panic!("bad rows under keep, none under error"),
-            Err(e) => assert!(acceptable(data, &e), "--on-bad-row error: {e}"),
-        }
-    }
     // Known and left: quotes the csv crate reads as text (one inside a field that does not
     // begin with one, text after a closing quote) are read so by the row check and so by the
     // copy, but polars' reader, which reads one request's rows, refuses the file over them
     // (fuzz/regressions/csv_decoder-quote-*.csv).
     let quotes_polars_refuses =
         |e: &str| e.contains("CSV malformed") || e.contains("is not properly escaped");
-    alone::requests_read_alone_agree(&paths, &all, quotes_polars_refuses);
+    text_log::requests_read_alone_agree(&whole, quotes_polars_refuses);
 }

@@ -9,14 +9,12 @@
 //! collect; and when rows were bad, `--on-bad-row error` must stop, naming a line. Any other
 //! outcome panics: the file would have been refused whole for what one row holds. And for a
 //! file read as JSON lines, the copy made in the check's reading must hold what polars'
-//! reader reads (`alone`).
-
-use std::io::Write;
+//! reader reads (`text_log`).
 
 use tracediag::error::Error;
-use tracediag::source::{self, BadRowPolicy, InputFormat};
+use tracediag::source::InputFormat;
 
-use crate::alone;
+use crate::text_log;
 
 /// An error that may end the read of a whole file: it names a line, or the file as a whole
 /// is not a request log.
@@ -38,33 +36,17 @@ fn acceptable(data: &[u8], e: &Error) -> bool {
         || message.contains("not UTF-8 text (invalid byte at offset")
 }
 
-/// Panics when `data`, read as a JSON-lines log, is refused whole or does not collect.
+/// Panics when `data`, read as a JSON-lines log, is refused whole, does not collect, or
+/// its copy disagrees with polars' reading of a request's rows.
 pub fn check(data: &[u8]) {
-    let mut file = tempfile::Builder::new()
-        .suffix(".jsonl")
-        .tempfile()
-        .expect("temp file");
-    file.write_all(data).expect("write temp file");
-    file.flush().expect("flush temp file");
-    let paths = vec![file.path().to_path_buf()];
-    let (lf, inputs) = match source::load(&paths, None, BadRowPolicy::Keep, &[]) {
-        Err(e) => {
-            assert!(acceptable(data, &e), "the whole file refused: {e}");
-            return;
-        }
-        Ok(loaded) => loaded,
+    let Some(whole) = text_log::read_whole(data, ".jsonl", |e| acceptable(data, e)) else {
+        return;
     };
-    let all = match lf.collect() {
-        Ok(all) => all,
-        Err(e) => panic!("the canonical frame does not collect: {e}"),
-    };
-    if inputs.iter().any(|i| !i.bad_rows.is_empty()) {
-        match source::load(&paths, None, BadRowPolicy::Error, &[]) {
-            Ok(_) => panic!("bad rows under keep, none under error"),
-            Err(e) => assert!(acceptable(data, &e), "--on-bad-row error: {e}"),
-        }
-    }
-    if inputs.iter().all(|i| i.format == InputFormat::JsonLines) {
-        alone::requests_read_alone_agree(&paths, &all, |_| false);
+    if whole
+        .inputs
+        .iter()
+        .all(|i| i.format == InputFormat::JsonLines)
+    {
+        text_log::requests_read_alone_agree(&whole, |_| false);
     }
 }

@@ -1235,27 +1235,27 @@ mod tests {
             assert_same_rows(&copied, &expected, name);
             assert_same_rows(&loaded, &expected, name);
         }
-        // Integers in the first lines, a float after them: polars reads a float column.
-        let mut text = String::new();
-        for i in 0..60_000 {
-            let value = if i == 59_999 {
-                "2.5".to_string()
-            } else {
-                i.to_string()
-            };
-            text.push_str(&format!(
-                r#"{{"request_id":"r{i}","upstream_headers_ms":{value}}}"#
-            ));
-            text.push('\n');
+        // After the first lines: a float where there were integers (polars reads a float
+        // column, not the integer column the first lines map), a number where there was
+        // text (the column is text either way, but polars writes the number's JSON text).
+        for (name, first, last) in [("float", "7", "2.5"), ("number", r#""7""#, "7")] {
+            let mut text = String::new();
+            for i in 0..60_000 {
+                let value = if i == 59_999 { last } else { first };
+                text.push_str(&format!(
+                    r#"{{"request_id":"r{i}","upstream_headers_ms":{value}}}"#
+                ));
+                text.push('\n');
+            }
+            let path = dir.path().join(format!("{name}.jsonl"));
+            std::fs::write(&path, text).unwrap();
+            let (copied, loaded) = jsonl_copied(&path);
+            assert!(
+                copied.is_none(),
+                "{name}: a file whose types change is not copied so"
+            );
+            assert_same_rows(&loaded, &jsonl_through_polars(&path), name);
         }
-        let path = dir.path().join("changes.jsonl");
-        std::fs::write(&path, text).unwrap();
-        let (copied, loaded) = jsonl_copied(&path);
-        assert!(
-            copied.is_none(),
-            "a file whose types change is not copied so"
-        );
-        assert_same_rows(&loaded, &jsonl_through_polars(&path), "changes");
     }
 
     /// An id in more rows than are worth a slice each is read by a filter over the file:

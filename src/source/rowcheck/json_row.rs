@@ -353,8 +353,8 @@ impl<'f> ObjectCheck<'f> {
         let mut keys: Vec<Cow<'de, str>> = vec![];
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             let index = match known.get(next) {
-                Some(k) if same_key(&k.key, &key) => Some(next),
-                _ => known.iter().position(|k| same_key(&k.key, &key)),
+                Some(k) if *k.key == *key => Some(next),
+                _ => known.iter().position(|k| *k.key == *key),
             };
             let index = match index {
                 None if caching && known.len() < MAX_KNOWN => {
@@ -542,25 +542,6 @@ pub(super) struct Known {
     role: Role,
     column: Option<usize>,
     bits: u8,
-}
-
-/// Whether two keys are the same text: compared eight bytes at a time in line, where
-/// `==` calls `memcmp` (for keys of a few bytes, most of the comparison's cost).
-#[inline]
-fn same_key(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let word = |s: &[u8]| u64::from_ne_bytes(s.try_into().expect("eight bytes"));
-    let mut at = 0;
-    while at + 8 <= a.len() {
-        if word(&a[at..at + 8]) != word(&b[at..at + 8]) {
-            return false;
-        }
-        at += 8;
-    }
-    a[at..].iter().zip(&b[at..]).all(|(x, y)| x == y)
 }
 
 /// Note the types `known`'s keys at `place` have held.

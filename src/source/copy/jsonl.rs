@@ -167,7 +167,11 @@ impl JsonlCopy {
             }
             let column = wanted.add(place, key, want(&dtype)?);
             dtypes.push(dtype);
-            layouts.push(match parsed.iter().find(|(_, c)| *c == key) {
+            // (`parsed_in_part` names top-level columns only.)
+            let number = parsed
+                .iter()
+                .find(|(_, c)| place == Place::Top && *c == key);
+            layouts.push(match number {
                 Some((field, _)) => Layout::Number {
                     key: key.into(),
                     field: field.to_string(),

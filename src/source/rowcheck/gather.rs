@@ -64,10 +64,6 @@ impl Wanted {
         }
         keys.get(key).copied()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.wants.is_empty()
-    }
 }
 
 /// One column's values so far.

@@ -95,8 +95,19 @@ pub fn tps_check_available(rules: &RuleSet) -> bool {
         && rules.params.iter().any(|p| p.name == TPS_TOLERANCE_PARAM)
 }
 
-/// At most about this many ids per pass of `duplicate_ids` (the hashes it sorts: 256 MB).
-const IDS_PER_PASS: u64 = 1 << 25;
+/// At most about this many ids per pass of `duplicate_ids` (4 bytes each: 512 MB).
+const IDS_PER_PASS: u64 = 1 << 27;
+
+/// The top bits of an id's hash choose one of 2^PART_BITS parts of a pass of
+/// `duplicate_ids`; the part keeps the hash's low 32 bits. An id is known by those 48 bits
+/// (`fingerprint`): among 2^27 distinct ids, about 2^5 pairs share one, each confirmed
+/// (and dropped) by the ids themselves.
+const PART_BITS: u32 = 16;
+
+/// The 48 bits of a hash `duplicate_ids` keeps: the part's above its low half.
+fn fingerprint(hash: u64) -> u64 {
+    ((hash >> (64 - PART_BITS)) << 32) | (hash & 0xffff_ffff)
+}
 
 /// Fixed seeds: the hashes (and so which ids a pass looks at) are the same in every run.
 const ID_HASH_SEEDS: [u64; 4] = [0x7472_6163, 0x6564_6961, 0x6720_6964, 0x7320_0001];
@@ -191,23 +202,29 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
             (col("__id_hash") % lit(slices)).eq(lit(k))
         }
     };
-    // A slice's hashes, sorted: a hash seen twice is next to itself. Sorting 8 bytes an
-    // id holds far less than a hash table of every id with its count.
-    let h = col("__id_hash");
-    let mut hashes = Series::new_empty("__id_hash".into(), &DataType::UInt64);
+    // A slice's fingerprints, in parts by their top bits, each part sorted: one seen twice
+    // is next to itself. 4 bytes an id hold far less than a hash table of every id with
+    // its count, and one function over each morsel fills the parts (a polars sort of the
+    // 64-bit hashes took a pass per 2^25 ids).
+    let mut seen_twice: Vec<u64> = vec![];
     for k in 0..slices {
-        let seen_twice = stats::collect(
-            with_id
-                .clone()
-                .select([hash.clone()])
-                .filter(in_slice(k))
-                .sort(["__id_hash"], Default::default())
-                .filter(h.clone().eq(h.clone().shift(lit(1))))
-                .unique_stable(None, UniqueKeepStrategy::First),
-        )?;
-        hashes.append(seen_twice.column("__id_hash")?.as_materialized_series())?;
+        let parts = Arc::new(Mutex::new(Parts::new(rows.div_ceil(slices))));
+        let filling = parts.clone();
+        stats::collect(stats::counting_query(
+            &with_id,
+            vec![hash.clone()],
+            move |cols, height| {
+                let hashes = stats::at_height(&cols[0], height);
+                let hashes = hashes.u64()?;
+                stats::lock(&filling).add(hashes.into_no_null_iter().filter(|h| h % slices == k));
+                Ok(())
+            },
+        ))?;
+        let parts = std::mem::take(&mut *stats::lock(&parts));
+        seen_twice.extend(parts.seen_twice());
     }
-    if hashes.is_empty() {
+    let fingerprints = Series::new("__fingerprint".into(), seen_twice);
+    if fingerprints.is_empty() {
         return Ok(Duplicates {
             ids: Series::new_empty("request_id".into(), &DataType::String),
             pairs: vec![],
@@ -218,7 +235,10 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
     let confirmed = stats::collect(
         with_id
             .clone()
-            .filter(stats::member_of(hash.clone(), &hashes))
+            .filter(stats::member_of(
+                fingerprint_expr(hash.clone()),
+                &fingerprints,
+            ))
             .group_by([id])
             .agg([
                 len().alias("__n"),
@@ -290,6 +310,59 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
         })
         .collect();
     Ok(Duplicates { ids, pairs, rows })
+}
+
+/// The fingerprints (`fingerprint`) of one pass of `duplicate_ids`: 2^PART_BITS parts,
+/// each the low halves of the hashes whose top bits are its number.
+#[derive(Default)]
+struct Parts(Vec<Vec<u32>>);
+
+impl Parts {
+    /// Parts with room for about `ids` hashes without growing: a tenth more than their
+    /// share (the hashes spread evenly over them).
+    fn new(ids: u64) -> Parts {
+        let each = (ids >> PART_BITS) as usize;
+        Parts(
+            (0..1 << PART_BITS)
+                .map(|_| Vec::with_capacity(each + each / 10 + 16))
+                .collect(),
+        )
+    }
+
+    fn add(&mut self, hashes: impl Iterator<Item = u64>) {
+        for h in hashes {
+            self.0[(h >> (64 - PART_BITS)) as usize].push(h as u32);
+        }
+    }
+
+    /// The fingerprints met more than once, in order, once each.
+    fn seen_twice(self) -> Vec<u64> {
+        let mut found = vec![];
+        for (part, mut low) in self.0.into_iter().enumerate() {
+            low.sort_unstable();
+            for w in low.windows(2) {
+                if w[0] == w[1] {
+                    let f = ((part as u64) << 32) | u64::from(w[0]);
+                    if found.last() != Some(&f) {
+                        found.push(f);
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+/// `fingerprint` of each hash of `hash`.
+fn fingerprint_expr(hash: Expr) -> Expr {
+    hash.map(
+        |c: Column| {
+            let f: UInt64Chunked =
+                polars::chunked_array::ops::arity::unary_elementwise_values(c.u64()?, fingerprint);
+            Ok(f.into_column())
+        },
+        |_, f| Ok(Field::new(f.name().clone(), DataType::UInt64)),
+    )
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use polars::prelude::*;
 
@@ -23,7 +24,7 @@ use crate::source::{
     self, BadRowPolicy, Input, InputFormat, Locations, Origin, FILE_INDEX, SOURCE_COL,
 };
 use crate::stats::counts::{Asked, Counts, Extreme};
-use crate::stats::histogram::Histograms;
+use crate::stats::histogram::{Budget, Histograms};
 use crate::stats::{self, exact, guess, Key, QUANTILES};
 use crate::summary::*;
 
@@ -105,15 +106,16 @@ pub trait Beside {
     fn lf(&self, plan: &LazyFrame) -> LazyFrame {
         plan.clone()
     }
-    /// Whether the other command's figures take a values pass whatever `analyze`'s do
-    /// (the report's CDFs): `analyze` then keeps no guessed values in pass 1
-    /// (`stats::guess`), whose cost would save no pass.
-    fn values_pass_anyway(&self) -> bool {
-        false
+    /// On a large log, before pass 1: the queries of the histograms of `sample`, the
+    /// log's first rows, from which its pass-1 histograms guess where their ranks are
+    /// (`stats::guess`), collected with `analyze`'s.
+    fn sample(&mut self, _sample: &LazyFrame) -> PolarsResult<Vec<LazyFrame>> {
+        Ok(vec![])
     }
     /// Pass 1's queries. Like every query of the passes, each counts into totals its
-    /// owner holds (`stats::counting_query`): their frames are not kept.
-    fn first(&mut self) -> PolarsResult<Vec<LazyFrame>>;
+    /// owner holds (`stats::counting_query`): their frames are not kept. The values its
+    /// histograms keep on a guess count against `budget`, with `analyze`'s.
+    fn first(&mut self, budget: &Arc<Budget>) -> PolarsResult<Vec<LazyFrame>>;
     /// Reads what pass 1 counted, once collected.
     fn read_first(&mut self) -> PolarsResult<()>;
     /// The next values pass's queries; none once every value is found.
@@ -126,7 +128,7 @@ pub trait Beside {
 struct Alone;
 
 impl Beside for Alone {
-    fn first(&mut self) -> PolarsResult<Vec<LazyFrame>> {
+    fn first(&mut self, _: &Arc<Budget>) -> PolarsResult<Vec<LazyFrame>> {
         Ok(vec![])
     }
     fn read_first(&mut self) -> PolarsResult<()> {
@@ -541,25 +543,27 @@ fn summarize(
     // data-quality check's examples. On a large log, beside the histograms, the values in
     // the buckets a sample of its first rows says the percentiles' ranks fall in
     // (`stats::guess`): where that holds, there is no second pass. Not within an incident
-    // window (its first rows may be far into the log), nor beside a command whose own
-    // figures take that pass.
+    // window (its first rows may be far into the log).
     let lf = beside.lf(&plan.lf);
     let sample = plan
         .rows
         .and_then(guess::sample_rows)
-        .filter(|_| opts.since.is_none() && opts.until.is_none())
-        .filter(|_| !beside.values_pass_anyway());
-    let histograms = match sample {
-        Some(m) => {
-            let guess = Histograms::guess(&plan.lf, &pct_keys, &values, &levels, &QUANTILES, m)?;
-            Histograms::keeping(&lf, &pct_keys, &values, guess)?
-        }
-        None => Histograms::new(&lf, &pct_keys, &values)?,
-    };
+        .filter(|_| opts.since.is_none() && opts.until.is_none());
+    let budget = Arc::new(Budget::default());
+    let mut histograms = Histograms::new(&lf, &pct_keys, &values)?;
+    if let Some(m) = sample {
+        // The sample's histograms, `beside`'s too, in one scan of the first rows.
+        let sample = lf.clone().slice(0, m as IdxSize);
+        let sampled = Histograms::new(&sample, &pct_keys, &values)?;
+        let mut queries = vec![sampled.query()];
+        queries.extend(beside.sample(&sample)?);
+        stats::collect_all(queries)?;
+        histograms = histograms.keeping(sampled.guess(&levels, &QUANTILES), &budget);
+    }
     let examples = quality::ExampleSearch::default();
     let tally = Tally::counts(rules, plan, &lf, &fine)?;
     let mut first = vec![tally.query(), histograms.query(), examples.query(&lf)];
-    first.extend(beside.first()?);
+    first.extend(beside.first(&budget)?);
     stats::collect_in_scans(first)?;
     beside.read_first()?;
     let tally = Tally { df: tally.frame()? };

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use polars::prelude::*;
 use serde::Serialize;
@@ -30,8 +31,8 @@ use crate::ruleset::timeline::GATEWAY_POINTS;
 use crate::ruleset::types::Ty;
 use crate::ruleset::RuleSet;
 use crate::stats::counts::{Asked, Counts};
-use crate::stats::histogram::Histograms;
-use crate::stats::{self, exact, Key, QUANTILES};
+use crate::stats::histogram::{Budget, Histograms};
+use crate::stats::{self, exact, tuples, Key, QUANTILES};
 use crate::summary::{round3, Pct};
 
 const HOUR_MS: i64 = 3_600_000;
@@ -41,8 +42,12 @@ const WEEK_MS: i64 = 7 * DAY_MS;
 const MONDAY_MS: i64 = 4 * DAY_MS;
 /// More periods than this make unreadable charts; the user is asked for a longer period.
 pub const MAX_PERIODS: usize = 1000;
-/// CDF points per metric: the type-7 quantiles at k / CDF_STEPS for k = 0…CDF_STEPS.
+/// Points of a CDF chart per metric: one at the first bucket each fraction k / CDF_STEPS
+/// reaches (`exact::cdf_points`).
 pub const CDF_STEPS: usize = 200;
+/// The exact type-7 quantiles of every named metric shown with its CDF: the least and the
+/// largest value (where the chart starts and ends) and those the tables list.
+pub const CDF_QUANTILES: [f64; 9] = [0.0, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99, 1.0];
 /// The key used where a request has no model or channel.
 pub const NONE_KEY: &str = "(none)";
 
@@ -226,15 +231,19 @@ pub struct Cdf {
     pub label: String,
     pub unit: String,
     pub n: u64,
-    /// Type-7 quantiles at k / CDF_STEPS, k = 0…CDF_STEPS; empty when n is 0.
+    /// Type-7 quantiles at `CDF_QUANTILES`; empty when n is 0.
     pub quantiles: Vec<f64>,
+    /// Exact points of the empirical CDF, (value, fraction of the values at most it), in
+    /// order, the last at the largest value (`exact::cdf_points`); empty when n is 0.
+    pub points: Vec<(f64, f64)>,
 }
 
 impl Cdf {
-    /// The quantile at `q` (one of the k / CDF_STEPS steps, else the nearest one).
+    /// The quantile at `q`, one of `CDF_QUANTILES`.
     pub fn at(&self, q: f64) -> Option<f64> {
-        let k = (q * CDF_STEPS as f64).round() as usize;
-        self.quantiles.get(k.min(CDF_STEPS)).copied()
+        let i = CDF_QUANTILES.iter().position(|&c| c == q);
+        debug_assert!(i.is_some(), "{q} is not one of CDF_QUANTILES");
+        self.quantiles.get(i?).copied()
     }
 }
 
@@ -497,6 +506,21 @@ struct Family {
     values: Vec<String>,
     quantiles: Vec<f64>,
     histograms: Histograms,
+    /// On a large log, the histograms of its first rows, which guess where the ranks are.
+    sampled: Option<Histograms>,
+    /// Whether its ranks are guessed from the log's first rows (`sampled`).
+    guessed: bool,
+    /// Whether its histograms also give its values' CDFs: their `CDF_QUANTILES` over all
+    /// requests (one level without keys), of the finite values alone (a rate over no time
+    /// is no point of one), and the charts' points.
+    cdf: bool,
+}
+
+impl Family {
+    /// Its histograms of `lf`.
+    fn histograms(&self, lf: &LazyFrame) -> PolarsResult<Histograms> {
+        Histograms::new(lf, &self.keys, &self.values)
+    }
 }
 
 /// The report's queries on `analyze`'s passes (`Beside`), and what they found.
@@ -518,6 +542,8 @@ struct Passes {
     families: Vec<Family>,
     /// Per family, once pass 1 is read: where its ranks are.
     ranks: Vec<exact::Ranks>,
+    /// Once pass 1 is read: the CDFs' histograms, one per named metric.
+    cdf_hists: Vec<DataFrame>,
 }
 
 impl Passes {
@@ -572,9 +598,17 @@ impl Passes {
             .iter()
             .map(|d| format!("__phase_{}", d.info.name))
             .collect();
+        // The model and the channel as the codes the counts key by (`text_codes`), once
+        // per request rather than once per count that keys by them.
+        let codes = tuples::text_codes();
         let mut derived = vec![
             period_expr(period),
-            col("channel").fill_null(lit(NONE_KEY)).alias(CHANNEL_COL),
+            col("model").cast(codes.clone()),
+            col("channel").cast(codes.clone()),
+            col("channel")
+                .fill_null(lit(NONE_KEY))
+                .cast(codes)
+                .alias(CHANNEL_COL),
         ];
         derived.extend(
             defs.iter()
@@ -616,9 +650,6 @@ impl Passes {
         )?;
         let e2e = "total_handler_ms".to_string();
         let three = QUANTILES.to_vec();
-        let cdf_steps: Vec<f64> = (0..=CDF_STEPS)
-            .map(|k| k as f64 / CDF_STEPS as f64)
-            .collect();
         let mut class_values = phase_cols.clone();
         class_values.push(e2e.clone());
         // Each family is one query of each pass (`Histograms`, `Ranks::queries`): the pass's
@@ -626,45 +657,47 @@ impl Passes {
         let all = |keys: &[&str]| -> Vec<exact::Level> { vec![(0..keys.len()).collect()] };
         let families = vec![
             // Per model and per channel, from one histogram per (model, channel): its
-            // rows counted once for both.
+            // rows counted once for both, and for the CDFs.
             (
                 vec!["model", "channel"],
                 vec![vec![0], vec![1]],
                 names.clone(),
                 three.clone(),
-                false,
+                true,
+                true,
             ),
             (
                 vec![CLASS_INDEX],
                 all(&[CLASS_INDEX]),
                 class_values,
-                three.clone(),
+                three,
                 false,
+                true,
             ),
-            // A CDF is drawn of the finite values (a rate over no time is not one).
-            (vec![], all(&[]), names.clone(), cdf_steps, true),
+            // The p95 alone, which the chart shows. The log's first rows are all in its
+            // first period: they tell nothing of the others', so this family is not
+            // guessed (its values pass reads end-to-end alone).
             (
                 vec![PERIOD_COL, CHANNEL_COL],
                 all(&[PERIOD_COL, CHANNEL_COL]),
                 vec![e2e.clone()],
-                three,
+                vec![0.95],
+                false,
                 false,
             ),
         ]
         .into_iter()
-        .map(|(keys, levels, values, quantiles, finite)| {
+        .map(|(keys, levels, values, quantiles, cdf, guessed)| {
             let keys: Vec<String> = keys.into_iter().map(str::to_string).collect();
-            let histograms = if finite {
-                Histograms::finite(&lf, &keys, &values)?
-            } else {
-                Histograms::new(&lf, &keys, &values)?
-            };
             Ok(Family {
-                histograms,
+                histograms: Histograms::new(&lf, &keys, &values)?,
+                sampled: None,
+                guessed,
                 keys,
                 levels,
                 values,
                 quantiles,
+                cdf,
             })
         })
         .collect::<PolarsResult<Vec<_>>>()?;
@@ -681,6 +714,7 @@ impl Passes {
             groups,
             families,
             ranks: vec![],
+            cdf_hists: vec![],
         })
     }
 }
@@ -690,27 +724,57 @@ impl analyze::Beside for Passes {
         self.lf.clone()
     }
 
-    /// The CDFs' 201 quantiles a metric span its whole range: no sample narrows where
-    /// their ranks are, so their values pass runs whatever `analyze`'s guess finds.
-    fn values_pass_anyway(&self) -> bool {
-        true
+    fn sample(&mut self, sample: &LazyFrame) -> PolarsResult<Vec<LazyFrame>> {
+        let mut queries = vec![];
+        for fam in self.families.iter_mut().filter(|f| f.guessed) {
+            let sampled = fam.histograms(sample)?;
+            queries.push(sampled.query());
+            fam.sampled = Some(sampled);
+        }
+        Ok(queries)
     }
 
-    fn first(&mut self) -> PolarsResult<Vec<LazyFrame>> {
+    fn first(&mut self, budget: &Arc<Budget>) -> PolarsResult<Vec<LazyFrame>> {
+        for fam in &mut self.families {
+            if let Some(sampled) = fam.sampled.take() {
+                let mut guess = sampled.guess(&fam.levels, &fam.quantiles);
+                if fam.cdf {
+                    guess = guess.union(sampled.guess(&[vec![]], &CDF_QUANTILES));
+                }
+                fam.histograms = fam.histograms(&self.lf)?.keeping(guess, budget);
+            }
+        }
         let mut queries = vec![self.tally.query(), self.groups.query()];
         queries.extend(self.families.iter().map(|f| f.histograms.query()));
         Ok(queries)
     }
 
+    /// Where each family's ranks are, in family order, its CDFs' right after it; the
+    /// values kept on a guess offered.
     fn read_first(&mut self) -> PolarsResult<()> {
-        self.ranks = self
-            .families
-            .iter()
-            .map(|fam| {
-                let hists = fam.histograms.frames()?;
-                exact::Ranks::locate_at(&hists, &fam.keys, &fam.levels, &fam.values, &fam.quantiles)
-            })
-            .collect::<PolarsResult<_>>()?;
+        for fam in &self.families {
+            let hists = fam.histograms.frames()?;
+            let kept = fam.histograms.kept()?;
+            let locate = |hists: &[DataFrame], levels: &[exact::Level], quantiles: &[f64]| {
+                exact::Ranks::locate_at(hists, &fam.keys, levels, &fam.values, quantiles)
+            };
+            let mut ranks = locate(&hists, &fam.levels, &fam.quantiles)?;
+            if fam.cdf {
+                let finite = hists
+                    .iter()
+                    .map(exact::finite_buckets)
+                    .collect::<PolarsResult<Vec<_>>>()?;
+                let mut cdf = locate(&finite, &[vec![]], &CDF_QUANTILES)?;
+                cdf.offer(kept.clone())?;
+                ranks.offer(kept)?;
+                self.ranks.push(ranks);
+                self.ranks.push(cdf);
+                self.cdf_hists = finite;
+            } else {
+                ranks.offer(kept)?;
+                self.ranks.push(ranks);
+            }
+        }
         Ok(())
     }
 
@@ -743,6 +807,7 @@ impl Passes {
             tally,
             groups,
             ranks,
+            cdf_hists,
             ..
         } = self;
         let (lo, hi, untimed) = (timestamps.first_ms, timestamps.last_ms, timestamps.untimed);
@@ -756,7 +821,7 @@ impl Passes {
             .collect::<PolarsResult<Vec<_>>>()?
             .into_iter();
         let mut next = || found.next().expect("one per family and level");
-        let (by_model_q, by_channel_q, class_q, cdf_q, channel_q) =
+        let (by_model_q, by_channel_q, cdf_q, class_q, channel_q) =
             (next(), next(), next(), next(), next());
 
         // The tally, rolled up (its rows are periods × classes, not requests).
@@ -878,11 +943,10 @@ impl Passes {
         let mut by_ch: BTreeMap<String, BTreeMap<i64, (u64, Option<f64>)>> = BTreeMap::new();
         for (k, q) in &channel_q {
             if let (Some(period), Some(ch)) = (int_key(&k[0]), &k[1]) {
-                let p = q[0].pct();
                 by_ch
                     .entry(ch.clone())
                     .or_default()
-                    .insert(period, (p.n, p.p95));
+                    .insert(period, (q[0].n, q[0].at[0]));
             }
         }
         let channel_p95 = by_ch
@@ -903,16 +967,22 @@ impl Passes {
             .enumerate()
             .map(|(i, m)| {
                 let q = overall.get(i).cloned().unwrap_or_default();
-                Cdf {
+                // Every quantile has a value when there is one value at all.
+                let quantiles: Vec<f64> = q.at.iter().flatten().copied().collect();
+                let points = match (quantiles.last(), cdf_hists.get(i)) {
+                    (Some(&max), Some(hist)) => exact::cdf_points(hist, max, CDF_STEPS)?,
+                    _ => vec![],
+                };
+                Ok(Cdf {
                     name: m.name.clone(),
                     label: m.label.clone(),
                     unit: m.unit.clone(),
                     n: q.n,
-                    // Every step has a value when there is one value at all.
-                    quantiles: q.at.iter().flatten().copied().collect(),
-                }
+                    quantiles,
+                    points,
+                })
             })
-            .collect();
+            .collect::<PolarsResult<_>>()?;
 
         // The median timeline per class.
         let phases: Vec<PhaseInfo> = defs.iter().map(|d| d.info.clone()).collect();

@@ -14,7 +14,7 @@ use super::markdown::{
 use super::{fmt_num, fmt_pct, fmt_q, fmt_share};
 use crate::stats::support;
 use crate::summary::{LeftOut, Summary};
-use crate::weekly::{Cdf, GroupMetrics, Weekly, CDF_STEPS, NONE_KEY};
+use crate::weekly::{Cdf, GroupMetrics, Weekly, NONE_KEY};
 
 const WATERFALL_CAPTION: &str = "Median duration of each phase per class, over the requests that have the phase, stacked in timeline order: local phases (auth, distribution, body read) up to t1, then t1→t2 … t6→t7. A phase no request of the class has is left out, never drawn as 0. Medians of phases do not add up to the median end-to-end time (black tick).";
 
@@ -269,6 +269,7 @@ fn figure(svg: String, caption: &str) -> String {
 fn cdf_chart(name: &str, title: &str, cdfs: &[&Cdf], unit: &str, log: bool) -> String {
     let (left, right, top) = (70.0, WIDTH - RIGHT_PAD, 38.0);
     let bottom = top + 280.0;
+    // The least and the largest value of each metric.
     let values = || cdfs.iter().flat_map(|c| c.quantiles.iter().copied());
     let max = values().fold(f64::NEG_INFINITY, f64::max);
     let min_pos = values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
@@ -346,23 +347,18 @@ fn cdf_chart(name: &str, title: &str, cdfs: &[&Cdf], unit: &str, log: bool) -> S
     let mut items = vec![];
     for (i, cdf) in cdfs.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        if cdf.quantiles.is_empty() {
+        let Some(&min) = cdf.quantiles.first() else {
             items.push((
                 color.to_string(),
                 format!("{} (no data)", cdf.label),
                 Mark::Line,
             ));
             continue;
-        }
-        let mut d = String::new();
-        for (k, v) in cdf.quantiles.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{} {}",
-                if k == 0 { "M" } else { " L" },
-                c(x(*v)),
-                c(y(k as f64 / CDF_STEPS as f64))
-            );
+        };
+        // From no value below the least, through the exact points.
+        let mut d = format!("M{} {}", c(x(min)), c(y(0.0)));
+        for (v, f) in &cdf.points {
+            let _ = write!(d, " L{} {}", c(x(*v)), c(y(*f)));
         }
         let _ = write!(
             body,

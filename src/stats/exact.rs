@@ -577,6 +577,58 @@ fn locate(hist: &BTreeMap<i64, u64>, rank: u64) -> Rank {
     unreachable!("rank {rank} is below the histogram's total {before}")
 }
 
+/// A histogram frame (`Histograms::frames`) without the buckets of infinities and NaNs:
+/// the histogram of the finite values alone (a CDF is drawn of those). Their buckets are
+/// apart from every finite value's (an exponent of all ones).
+pub fn finite_buckets(hist: &DataFrame) -> PolarsResult<DataFrame> {
+    let (low, high) = (
+        bucket_of(-f64::MAX, BUCKET_SHIFT),
+        bucket_of(f64::MAX, BUCKET_SHIFT),
+    );
+    let buckets = hist.column(BUCKET_COL)?.i64()?;
+    let finite: BooleanChunked = buckets
+        .iter()
+        .map(|b| b.is_none_or(|b| (low..=high).contains(&b)))
+        .collect();
+    hist.filter(&finite)
+}
+
+/// Points of a series' empirical CDF, from its histogram without keys (one of
+/// `Histograms::frames`): for each fraction k / `steps`, k = 1…`steps`, the first bucket
+/// whose rows and those of the buckets below reach it, as (the largest value the bucket
+/// can hold, the fraction of the series' values at most that value). Every point is exact,
+/// however coarse the buckets: the values at most a bucket's largest are exactly those in
+/// it and below. The last bucket's point is at the series' largest value, `max` (no value
+/// of the bucket is above it). None for a series without values.
+pub fn cdf_points(hist: &DataFrame, max: f64, steps: usize) -> PolarsResult<Vec<(f64, f64)>> {
+    let buckets = hist.column(BUCKET_COL)?.i64()?;
+    let counts = hist.column(COUNT_COL)?.u64()?;
+    let mut rows: Counts = BTreeMap::new();
+    for (b, c) in buckets.iter().zip(counts.iter()) {
+        if let (Some(b), Some(c)) = (b, c) {
+            *rows.entry(b).or_default() += c;
+        }
+    }
+    let n: u64 = rows.values().sum();
+    let mut points = vec![];
+    let mut below = 0;
+    let mut step = 1;
+    for (&bucket, &count) in &rows {
+        below += count;
+        // The steps this bucket reaches: one point for all of them.
+        let mut reached = false;
+        while step <= steps && u128::from(below) * steps as u128 >= u128::from(n) * step as u128 {
+            reached = true;
+            step += 1;
+        }
+        if reached {
+            let largest = from_order_key(((bucket + 1) << BUCKET_SHIFT) - 1);
+            points.push((largest.min(max), below as f64 / n as f64));
+        }
+    }
+    Ok(points)
+}
+
 pub(crate) fn from_order_key(k: i64) -> f64 {
     let b = if k < 0 { (-1 - k) + i64::MIN } else { k };
     f64::from_bits(b as u64)
@@ -653,7 +705,7 @@ mod tests {
         assert_eq!(got, want);
     }
 
-    /// Any list of quantiles (the report's 201 CDF steps) equals the type-7 quantile of the
+    /// Any list of quantiles (201 of them here) equals the type-7 quantile of the
     /// sorted values, ties, negatives and a long tail included.
     #[test]
     fn any_quantiles_equal_type_7_of_the_sorted_values() {
@@ -684,6 +736,59 @@ mod tests {
             .map(|&q| crate::stats::quantile7(&sorted, q).map(round3))
             .collect();
         assert_eq!(got.at, want);
+    }
+
+    /// Every CDF point is exact: its fraction is that of the values at most its value;
+    /// the points rise, each fraction step k / steps is first reached at one of them, and
+    /// the last is at the largest value.
+    #[test]
+    fn cdf_points_are_points_of_the_empirical_cdf() {
+        let mut seed = 5u64;
+        let x: Vec<Option<f64>> = (0..5000)
+            .map(|i| match i % 7 {
+                0 => None,
+                1 => Some(42.0),
+                2 => Some(-uniform(&mut seed) * 3.0),
+                _ => Some((uniform(&mut seed) * 1e4).round() / 10.0),
+            })
+            .collect();
+        let mut sorted: Vec<f64> = x.iter().flatten().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len() as f64;
+        let max = *sorted.last().unwrap();
+        let hist = histogram::collect(&df!("x" => x).unwrap().lazy(), &[], &["x".into()])
+            .unwrap()
+            .remove(0);
+        let steps = 200;
+        let points = cdf_points(&hist, max, steps).unwrap();
+        assert!(
+            points.len() <= steps && points.len() > steps / 2,
+            "{}",
+            points.len()
+        );
+        assert_eq!(*points.last().unwrap(), (max, 1.0));
+        for (x, f) in &points {
+            let at_most = sorted.iter().filter(|v| *v <= x).count();
+            assert_eq!(*f, at_most as f64 / n, "at {x}");
+        }
+        for w in points.windows(2) {
+            assert!(w[0].0 < w[1].0 && w[0].1 < w[1].1, "{w:?}");
+        }
+        // Each point reaches a step the one before it did not.
+        let steps_reached = |f: f64| (f * n).round() as usize * steps / sorted.len();
+        for w in points.windows(2) {
+            assert!(steps_reached(w[1].1) > steps_reached(w[0].1), "{w:?}");
+        }
+        assert!(steps_reached(points[0].1) >= 1);
+        // No values, no points.
+        let none = histogram::collect(
+            &df!("x" => [None::<f64>]).unwrap().lazy(),
+            &[],
+            &["x".into()],
+        )
+        .unwrap()
+        .remove(0);
+        assert!(cdf_points(&none, 0.0, steps).unwrap().is_empty());
     }
 
     /// A value whose needed buckets hold many rows (`Stage::Capped`) gives the same
@@ -839,9 +944,15 @@ mod tests {
     /// Pass 1 on a guess from the first `sample` rows: the ranks, after `offer`.
     fn guessed(lf: &LazyFrame, fine: &[String], levels: &[Level], sample: u64) -> Ranks {
         let values = ["x".to_string(), "y".to_string()];
-        let guess =
-            histogram::Histograms::guess(lf, fine, &values, levels, &QUANTILES, sample).unwrap();
-        let h = histogram::Histograms::keeping(lf, fine, &values, guess).unwrap();
+        let sampled =
+            histogram::Histograms::new(&lf.clone().slice(0, sample as IdxSize), fine, &values)
+                .unwrap();
+        collect_all(vec![sampled.query()]).unwrap();
+        let guess = sampled.guess(levels, &QUANTILES);
+        let budget = Default::default();
+        let h = histogram::Histograms::new(lf, fine, &values)
+            .unwrap()
+            .keeping(guess, &budget);
         collect_all(vec![h.query()]).unwrap();
         let mut ranks = Ranks::locate(&h.frames().unwrap(), fine, levels, &values).unwrap();
         ranks.offer(h.kept().unwrap()).unwrap();

@@ -102,6 +102,28 @@ impl Guess {
         Guess { ranges }
     }
 
+    /// What either guess keeps, for the same values: of a tuple, both's ranges; a tuple
+    /// either has not met keeps every slot.
+    pub fn union(self, mut other: Guess) -> Guess {
+        let ranges = self
+            .ranges
+            .into_iter()
+            .filter_map(|(t, mine)| {
+                let theirs = other.ranges.remove(&t)?;
+                let both = mine
+                    .into_iter()
+                    .zip(theirs)
+                    .map(|(mut a, b)| {
+                        a.extend(b);
+                        merged(a)
+                    })
+                    .collect();
+                Some((t, both))
+            })
+            .collect();
+        Guess { ranges }
+    }
+
     /// The ranges of a tuple, per value; none for a tuple the sample has not met (every
     /// slot is kept).
     pub(super) fn of_tuple(&self, tuple: &Tuple) -> Option<&[Ranges]> {
@@ -223,5 +245,23 @@ mod tests {
         assert!(guess.of_tuple(&vec![Some(3)]).is_none());
         assert!(holds(None, 7) && !holds(None, 0));
         assert!(holds(Some(ra), 150) && !holds(Some(ra), 100));
+    }
+
+    /// The union keeps a tuple's slots either guess keeps; a tuple one of them has not
+    /// met keeps every slot.
+    #[test]
+    fn a_union_keeps_what_either_keeps() {
+        let (a, b): (Tuple, Tuple) = (vec![Some(1)], vec![Some(2)]);
+        let guess = |t: &[(Tuple, Ranges)]| Guess {
+            ranges: t
+                .iter()
+                .map(|(t, r)| (t.clone(), vec![r.clone()]))
+                .collect(),
+        };
+        let one = guess(&[(a.clone(), vec![(10, 20)]), (b.clone(), vec![(5, 6)])]);
+        let two = guess(&[(a.clone(), vec![(15, 30), (40, 41)])]);
+        let both = one.union(two);
+        assert_eq!(both.of_tuple(&a).unwrap()[0], vec![(10, 30), (40, 41)]);
+        assert!(both.of_tuple(&b).is_none());
     }
 }

@@ -19,7 +19,6 @@
 //! a value is dropped for the budget may, but a dropped value is read in pass 2, and the
 //! percentiles are the same either way.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use polars::prelude::*;
@@ -53,6 +52,62 @@ struct Totals {
     counts: Vec<PlHashMap<u64, u64>>,
 }
 
+/// The distinct (tuple, value) pairs one pass keeps on its guesses, over every histogram
+/// that keeps them (`Histograms::keeping`: `analyze`'s and the report's beside it), held
+/// within `KEPT_PAIRS`: past it, the value that keeps the most, in whichever histogram,
+/// is dropped, and its ranks are read in the values pass. Checked once per morsel and
+/// histogram, under its lock.
+pub struct Budget {
+    limit: usize,
+    /// Per value of every histogram registered: its distinct pairs, and whether it was
+    /// dropped.
+    values: Mutex<Vec<(usize, bool)>>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new(KEPT_PAIRS)
+    }
+}
+
+impl Budget {
+    fn new(limit: usize) -> Budget {
+        Budget {
+            limit,
+            values: Mutex::new(vec![]),
+        }
+    }
+
+    /// Room for `n` more values: the position of the first.
+    fn register(&self, n: usize) -> usize {
+        let mut values = lock(&self.values);
+        values.extend(std::iter::repeat_n((0, false), n));
+        values.len() - n
+    }
+
+    /// Whether each of the `n` values from `at` is dropped.
+    fn dropped(&self, at: usize, n: usize) -> Vec<bool> {
+        lock(&self.values)[at..at + n].iter().map(|v| v.1).collect()
+    }
+
+    /// Counts `added[i]` new pairs of the value at `at + i`, then, while the pairs are
+    /// past the limit, drops the value that holds the most.
+    fn add(&self, at: usize, added: &[usize]) {
+        let mut values = lock(&self.values);
+        for (v, &n) in values[at..].iter_mut().zip(added) {
+            if !v.1 {
+                v.0 += n;
+            }
+        }
+        while values.iter().map(|v| v.0).sum::<usize>() > self.limit {
+            let largest = (0..values.len())
+                .max_by_key(|&i| (values[i].0, std::cmp::Reverse(i)))
+                .expect("a value holds the pairs");
+            values[largest] = (0, true);
+        }
+    }
+}
+
 /// Per value, with a guess (`Histograms::keeping`): rows per (tuple's number, value's
 /// bits) among those in the guessed slots. In shards by the pair's hash, so that a
 /// morsel's inserts (a few per cent of its rows a value) go into whichever shard is free
@@ -60,27 +115,25 @@ struct Totals {
 /// so the budget counts each once.
 struct Keeping {
     shards: Vec<Mutex<Vec<ValueRows>>>,
-    /// Per value, whether it was dropped for the budget.
-    dropped: Vec<AtomicBool>,
-    /// Per value, its distinct pairs over all shards.
-    pairs: Vec<AtomicUsize>,
-    /// The distinct pairs kept at most, over all values (`KEPT_PAIRS`).
-    budget: usize,
+    budget: Arc<Budget>,
+    /// Where this histogram's values are in the budget's.
+    at: usize,
+    values: usize,
 }
 
 /// A (tuple's number, value's bits) pair with its rows, routed to a shard.
 type Part = Vec<Vec<((u32, u64), u64)>>;
 
 impl Keeping {
-    fn new(values: usize, budget: usize) -> Keeping {
+    fn new(values: usize, budget: &Arc<Budget>) -> Keeping {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
         Keeping {
             shards: (0..threads)
                 .map(|_| Mutex::new(vec![PlHashMap::new(); values]))
                 .collect(),
-            dropped: (0..values).map(|_| AtomicBool::new(false)).collect(),
-            pairs: (0..values).map(|_| AtomicUsize::new(0)).collect(),
-            budget,
+            at: budget.register(values),
+            budget: budget.clone(),
+            values,
         }
     }
 
@@ -90,9 +143,11 @@ impl Keeping {
     /// its ranks are found in the values pass.
     fn add(&self, kept: Vec<ValueRows>, numbers: &[u32]) {
         let n = self.shards.len();
+        let dropped = self.budget.dropped(self.at, self.values);
+        let mut added = vec![0; self.values];
         let mut parts: Vec<(usize, Part)> = (0..n).map(|s| (s, vec![vec![]; kept.len()])).collect();
         for (vi, kept) in kept.into_iter().enumerate() {
-            if self.dropped[vi].load(Ordering::Relaxed) {
+            if dropped[vi] {
                 continue;
             }
             for ((t, x), rows) in kept {
@@ -104,40 +159,24 @@ impl Keeping {
             let before = parts.len();
             parts.retain(|(s, part)| match self.shards[*s].try_lock() {
                 Ok(mut shard) => {
-                    self.insert(&mut shard, part);
+                    Keeping::insert(&mut shard, part, &dropped, &mut added);
                     false
                 }
                 Err(_) => true,
             });
             if parts.len() == before {
                 let (s, part) = parts.remove(0);
-                self.insert(&mut lock(&self.shards[s]), &part);
+                Keeping::insert(&mut lock(&self.shards[s]), &part, &dropped, &mut added);
             }
         }
-        while self
-            .pairs
-            .iter()
-            .map(|p| p.load(Ordering::Relaxed))
-            .sum::<usize>()
-            > self.budget
-        {
-            let (vi, _) = self
-                .pairs
-                .iter()
-                .map(|p| p.load(Ordering::Relaxed))
-                .enumerate()
-                .max_by_key(|&(_, p)| p)
-                .expect("a value to drop");
-            // Its tables are emptied as each shard is next added to, or taken.
-            self.dropped[vi].store(true, Ordering::Relaxed);
-            self.pairs[vi].store(0, Ordering::Relaxed);
-        }
+        self.budget.add(self.at, &added);
     }
 
-    /// One shard's part of a morsel, added to it.
-    fn insert(&self, shard: &mut [ValueRows], part: &Part) {
+    /// One shard's part of a morsel, added to it, its new pairs counted in `added`; the
+    /// tables of a value `dropped` emptied.
+    fn insert(shard: &mut [ValueRows], part: &Part, dropped: &[bool], added: &mut [usize]) {
         for (vi, (all, part)) in shard.iter_mut().zip(part).enumerate() {
-            if self.dropped[vi].load(Ordering::Relaxed) {
+            if dropped[vi] {
                 *all = PlHashMap::new();
                 continue;
             }
@@ -145,7 +184,7 @@ impl Keeping {
             for &(pair, rows) in part {
                 *all.entry(pair).or_insert(0) += rows;
             }
-            self.pairs[vi].fetch_add(all.len() - before, Ordering::Relaxed);
+            added[vi] += all.len() - before;
         }
     }
 
@@ -153,9 +192,10 @@ impl Keeping {
     /// the sum are not held at once); none for a dropped value.
     fn take(&self) -> Vec<Option<ValueRows>> {
         let mut all: Vec<Option<ValueRows>> = self
-            .dropped
-            .iter()
-            .map(|d| (!d.load(Ordering::Relaxed)).then(PlHashMap::new))
+            .budget
+            .dropped(self.at, self.values)
+            .into_iter()
+            .map(|d| (!d).then(PlHashMap::new))
             .collect();
         for shard in &self.shards {
             let shard = std::mem::take(&mut *lock(shard));
@@ -190,8 +230,6 @@ pub struct Histograms {
     lf: LazyFrame,
     keys: Keys,
     values: Vec<String>,
-    /// Infinities and NaNs counted as nulls.
-    finite: bool,
     /// Where the ranks are guessed to be, and the values in those slots, kept.
     guess: Option<(Arc<Guess>, Arc<Keeping>)>,
     totals: Arc<Mutex<Totals>>,
@@ -199,39 +237,33 @@ pub struct Histograms {
 
 impl Histograms {
     pub fn new(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResult<Histograms> {
-        Histograms::of(lf, keys, values, false)
+        Ok(Histograms {
+            lf: lf.clone(),
+            keys: Keys::new(lf, keys)?,
+            values: values.to_vec(),
+            guess: None,
+            totals: Arc::new(Mutex::new(Totals {
+                tuples: Numbered::default(),
+                counts: vec![PlHashMap::new(); values.len()],
+            })),
+        })
     }
 
     /// `new`, keeping beside the counts the values in the slots `guess` names, for
     /// `Ranks::offer`.
-    pub fn keeping(
-        lf: &LazyFrame,
-        keys: &[String],
-        values: &[String],
-        guess: Guess,
-    ) -> PolarsResult<Histograms> {
-        let mut h = Histograms::of(lf, keys, values, false)?;
-        h.guess = Some((
-            Arc::new(guess),
-            Arc::new(Keeping::new(values.len(), KEPT_PAIRS)),
-        ));
-        Ok(h)
+    ///
+    /// The pairs it keeps count against `budget`, shared by the pass's histograms.
+    pub fn keeping(mut self, guess: Guess, budget: &Arc<Budget>) -> Histograms {
+        let keeping = Keeping::new(self.values.len(), budget);
+        self.guess = Some((Arc::new(guess), Arc::new(keeping)));
+        self
     }
 
-    /// The guess of where the ranks of `quantiles` of each level's groups are in
-    /// `lf`'s first `rows` rows (`guess`), in a scan of their own.
-    pub fn guess(
-        lf: &LazyFrame,
-        keys: &[String],
-        values: &[String],
-        levels: &[Level],
-        quantiles: &[f64],
-        rows: u64,
-    ) -> PolarsResult<Guess> {
-        let sample = lf.clone().slice(0, rows as IdxSize);
-        let h = Histograms::new(&sample, keys, values)?;
-        collect_all(vec![h.query()])?;
-        let totals = lock(&h.totals);
+    /// These histograms, of a sample of the log's first rows (`guess::sample`), once
+    /// their query is collected: the guess of where the ranks of `quantiles` of each
+    /// level's groups are (`Guess::of`).
+    pub fn guess(&self, levels: &[Level], quantiles: &[f64]) -> Guess {
+        let totals = lock(&self.totals);
         let counted: Vec<Vec<(u32, u32, u64)>> = totals
             .counts
             .iter()
@@ -242,39 +274,7 @@ impl Histograms {
                     .collect()
             })
             .collect();
-        Ok(Guess::of(
-            totals.tuples.tuples(),
-            &counted,
-            levels,
-            quantiles,
-        ))
-    }
-
-    /// Histograms of the finite values alone: an infinity or a NaN is counted as a null
-    /// (the report's CDFs: a rate over no time is no point of one). Their buckets are
-    /// apart from every finite value's (an exponent of all ones), so a later pass never
-    /// needs them.
-    pub fn finite(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResult<Histograms> {
-        Histograms::of(lf, keys, values, true)
-    }
-
-    fn of(
-        lf: &LazyFrame,
-        keys: &[String],
-        values: &[String],
-        finite: bool,
-    ) -> PolarsResult<Histograms> {
-        Ok(Histograms {
-            lf: lf.clone(),
-            keys: Keys::new(lf, keys)?,
-            values: values.to_vec(),
-            finite,
-            guess: None,
-            totals: Arc::new(Mutex::new(Totals {
-                tuples: Numbered::default(),
-                counts: vec![PlHashMap::new(); values.len()],
-            })),
-        })
+        Guess::of(totals.tuples.tuples(), &counted, levels, quantiles)
     }
 
     /// The query that counts.
@@ -285,11 +285,11 @@ impl Histograms {
                 .iter()
                 .map(|v| col(v.as_str()).cast(DataType::Float64)),
         );
-        let (keys, totals, finite) = (self.keys.clone(), self.totals.clone(), self.finite);
+        let (keys, totals) = (self.keys.clone(), self.totals.clone());
         let guess = self.guess.clone();
         counting_query(&self.lf, inputs, move |cols, height| {
             let guess = guess.as_ref().map(|(g, k)| (g.as_ref(), k.as_ref()));
-            count_morsel(cols, &keys, &totals, (finite, guess), height)
+            count_morsel(cols, &keys, &totals, guess, height)
         })
     }
 
@@ -345,14 +345,13 @@ pub fn collect(lf: &LazyFrame, keys: &[String], values: &[String]) -> PolarsResu
     histograms.frames()
 }
 
-/// Counts one morsel's rows: `cols` are the keys, then the values (as floats); `finite`:
-/// infinities and NaNs as nulls; with a `guess`, keeps the values in its slots (at most
-/// `KEPT_PAIRS` distinct pairs in all).
+/// Counts one morsel's rows: `cols` are the keys, then the values (as floats); with a
+/// `guess`, keeps the values in its slots (at most `KEPT_PAIRS` distinct pairs in all).
 fn count_morsel(
     cols: &[Column],
     keys: &Keys,
     totals: &Mutex<Totals>,
-    (finite, guess): (bool, Option<(&Guess, &Keeping)>),
+    guess: Option<(&Guess, &Keeping)>,
     height: usize,
 ) -> PolarsResult<()> {
     let (key_cols, values) = cols.split_at(keys.len());
@@ -375,11 +374,6 @@ fn count_morsel(
         if let Some(valid) = v.validity().filter(|_| nulls > 0) {
             for (s, ok) in slots.iter_mut().zip(valid.iter()) {
                 *s *= u32::from(ok);
-            }
-        }
-        if finite {
-            for (s, x) in slots.iter_mut().zip(v.values().iter()) {
-                *s *= u32::from(x.is_finite());
             }
         }
         counted.push(count_slots(&tuple_of, tuples.len(), &slots));
@@ -406,8 +400,8 @@ fn count_morsel(
     Ok(())
 }
 
-/// Rows per (morsel's tuple, value's bits) among the values whose slot (0 for a null or,
-/// for finite histograms, a value that is not finite) is in their tuple's `ranges` (by
+/// Rows per (morsel's tuple, value's bits) among the values whose slot (0 for a null) is
+/// in their tuple's `ranges` (by
 /// the tuple's number in the morsel).
 fn keep_guessed(
     tuple_of: &[u32],
@@ -566,14 +560,11 @@ mod tests {
             .collect()
     }
 
-    /// Keyed by the class index: the same rows as polars' group-by by the class and the
-    /// bucket, null classes and values, negative values, zeros, the extreme floats and
-    /// infinities included.
-    /// `Histograms::finite`: infinities and NaNs counted as nulls, as a group-by of the
-    /// values made null where they are not finite; and their buckets are apart from every
-    /// finite value's, so no later pass needs them.
+    /// `exact::finite_buckets`: the histogram of the finite values alone, as a group-by of
+    /// the values made null where they are not finite, nulls aside; the buckets of
+    /// infinities and NaNs are apart from every finite value's.
     #[test]
-    fn finite_histograms_count_the_rest_as_nulls() {
+    fn finite_buckets_are_the_histogram_of_the_finite_values() {
         let xs = [
             Some(f64::NEG_INFINITY),
             Some(-f64::MAX),
@@ -587,16 +578,19 @@ mod tests {
         ];
         let values: Vec<Option<f64>> = xs.iter().cycle().take(90).copied().collect();
         let lf = df!("x" => values.clone()).unwrap().lazy();
-        let finite = Histograms::finite(&lf, &[], &["x".to_string()]).unwrap();
-        collect_all(vec![finite.query()]).unwrap();
-        let counted = finite.frames().unwrap().remove(0);
+        let all = collect(&lf, &[], &["x".to_string()]).unwrap().remove(0);
+        let finite = super::super::exact::finite_buckets(&all).unwrap();
         let nulled: Vec<Option<f64>> = values.iter().map(|x| x.filter(|x| x.is_finite())).collect();
         let want = collect(&df!("x" => nulled).unwrap().lazy(), &[], &["x".to_string()])
             .unwrap()
             .remove(0);
-        assert!(counted.equals_missing(&want), "{counted}\n{want}");
-        // Null, and the four finite values' buckets.
-        assert_eq!(counted.height(), 5);
+        let values_of = |df: &DataFrame| df.filter(&df[BUCKET_COL].is_not_null()).unwrap();
+        assert!(
+            values_of(&finite).equals_missing(&values_of(&want)),
+            "{finite}\n{want}"
+        );
+        // The four finite values' buckets, and the nulls'.
+        assert_eq!(finite.height(), 5);
         let bucket = |x: f64| bucket_of(x + 0.0, BUCKET_SHIFT);
         for far in [f64::INFINITY, f64::NAN] {
             assert!(bucket(far) > bucket(f64::MAX));
@@ -608,7 +602,7 @@ mod tests {
     /// add up over the morsels.
     #[test]
     fn past_the_budget_the_largest_value_is_dropped() {
-        let keeping = Keeping::new(2, 4);
+        let keeping = Keeping::new(2, &Arc::new(Budget::new(4)));
         let morsel = |a: u64, b: u64| -> Vec<ValueRows> {
             vec![
                 (0..a).map(|x| ((0, x), 1)).collect(),
@@ -625,6 +619,24 @@ mod tests {
         // Three morsels' rows of value 1, numbered as the pass numbers the tuple.
         assert_eq!(kept.get(&(7, 0)), Some(&3));
         assert_eq!(kept.len(), 1);
+    }
+
+    /// Histograms of one pass share its budget: the value that keeps the most, in
+    /// whichever of them, is dropped, and the other's values stay.
+    #[test]
+    fn the_budget_is_shared_by_the_pass_histograms() {
+        let budget = Arc::new(Budget::new(6));
+        let (a, b) = (Keeping::new(1, &budget), Keeping::new(2, &budget));
+        let rows = |n: u64| -> ValueRows { (0..n).map(|x| ((0, x), 1)).collect() };
+        a.add(vec![rows(2)], &[0]);
+        b.add(vec![rows(3), rows(1)], &[0]);
+        // 6 pairs: within the budget.
+        assert!(a.take()[0].is_some());
+        b.add(vec![rows(4), rows(1)], &[0]);
+        // 2 + 4 + 1 = 7: b's first value (4 pairs) is dropped.
+        let b_kept = b.take();
+        assert!(b_kept[0].is_none());
+        assert_eq!(b_kept[1].as_ref().unwrap().len(), 1);
     }
 
     #[test]
@@ -647,6 +659,9 @@ mod tests {
         }
     }
 
+    /// Keyed by the class index: the same rows as polars' group-by by the class and the
+    /// bucket, null classes and values, negative values, zeros, the extreme floats and
+    /// infinities included.
     #[test]
     fn counts_by_the_class_equal_a_group_by() {
         let xs = [

@@ -16,7 +16,7 @@ pub mod histogram;
 mod kept;
 pub mod ranked;
 pub mod support;
-mod tuples;
+pub mod tuples;
 
 pub const QUANTILES: [f64; 3] = [0.50, 0.95, 0.99];
 

@@ -14,6 +14,12 @@ use super::at_height;
 /// A key tuple: one code per key (`Coding`), null for a null key.
 pub(super) type Tuple = Vec<Option<u64>>;
 
+/// The type a text key is coded as: polars' global categories. A key column already of
+/// this type (`text_codes`) is coded without a cast.
+pub fn text_codes() -> DataType {
+    DataType::from_categories(Categories::global())
+}
+
 /// How a key's values become codes, and back.
 #[derive(Clone)]
 enum Coding {
@@ -29,7 +35,7 @@ enum Coding {
 impl Coding {
     fn of(name: &str, dtype: &DataType) -> PolarsResult<Coding> {
         Ok(match dtype {
-            DataType::String => Coding::Text(DataType::from_categories(Categories::global())),
+            DataType::String | DataType::Categorical(..) => Coding::Text(text_codes()),
             DataType::Boolean => Coding::Flag,
             d if d.to_physical().is_integer() && d.to_physical() != DataType::UInt64 => {
                 Coding::Number(d.clone())

@@ -122,6 +122,9 @@ pub trait Beside {
     fn values(&mut self) -> PolarsResult<Vec<LazyFrame>>;
     /// Reads what the values pass found, once collected.
     fn read(&mut self) -> PolarsResult<()>;
+    /// `analyze`'s percentiles per class (`CLASS_INDEX` as text) of each of `values`, in
+    /// order, once found: figures the other command need not count again.
+    fn by_class(&mut self, _values: &[String], _pcts: &BTreeMap<Key, Vec<Pct>>) {}
 }
 
 /// Nothing beside: `analyze` alone.
@@ -587,6 +590,7 @@ fn summarize(
     let by_group = pcts.pop().expect("three levels");
     let by_class = pcts.pop().expect("three levels");
     let overall = pcts.pop().expect("three levels");
+    beside.by_class(&values, &by_class);
     let metric_index = |name: &str| values.iter().position(|v| v == name).expect("listed");
 
     let time_span = match (tally.time(T_MIN, false)?, tally.time(T_MAX, true)?) {

@@ -52,6 +52,8 @@ pub const CDF_QUANTILES: [f64; 9] = [0.0, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.
 pub const NONE_KEY: &str = "(none)";
 
 const PERIOD_COL: &str = "__period";
+/// The end-to-end time, whose median the timeline marks and whose p95 per channel is drawn.
+const E2E: &str = "total_handler_ms";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -298,6 +300,8 @@ fn f(name: &str) -> Expr {
 struct PhaseDef {
     info: PhaseInfo,
     value: Expr,
+    /// The named metric it is, for the phases from t1 on.
+    metric: Option<String>,
     /// Whether a request's duration rests on an estimate, for phases that can.
     estimated: Option<Expr>,
 }
@@ -326,6 +330,7 @@ fn phase_defs(rules: &RuleSet) -> Vec<PhaseDef> {
                     doc: name.to_string(),
                 },
                 value: f(name),
+                metric: None,
                 estimated: None,
             }
         })
@@ -346,6 +351,7 @@ fn phase_defs(rules: &RuleSet) -> Vec<PhaseDef> {
                 doc: format!("{} − ({})", t1.name, local.join(" + ")),
             },
             value: f(t1.name) - local_sum,
+            metric: None,
             estimated: None,
         });
     }
@@ -376,6 +382,7 @@ fn phase_defs(rules: &RuleSet) -> Vec<PhaseDef> {
                 },
             },
             value: f(&m.name),
+            metric: Some(m.name.clone()),
             estimated: estimated.then(|| col(format!("{}{ESTIMATED_SUFFIX}", m.name).as_str())),
         });
     }
@@ -544,6 +551,8 @@ struct Passes {
     ranks: Vec<exact::Ranks>,
     /// Once pass 1 is read: the CDFs' histograms, one per named metric.
     cdf_hists: Vec<DataFrame>,
+    /// `analyze`'s values and their percentiles per class, once found.
+    by_class: (Vec<String>, BTreeMap<Key, Vec<Pct>>),
 }
 
 impl Passes {
@@ -648,10 +657,16 @@ impl Passes {
                 extremes: vec![],
             },
         )?;
-        let e2e = "total_handler_ms".to_string();
+        let e2e = E2E.to_string();
         let three = QUANTILES.to_vec();
-        let mut class_values = phase_cols.clone();
-        class_values.push(e2e.clone());
+        // Per class, the phases that are no named metric: those that are, and end-to-end,
+        // `analyze` finds per class (`Beside::by_class`).
+        let class_values: Vec<String> = defs
+            .iter()
+            .zip(&phase_cols)
+            .filter(|(d, _)| d.metric.as_ref().is_none_or(|m| !names.contains(m)))
+            .map(|(_, c)| c.clone())
+            .collect();
         // Each family is one query of each pass (`Histograms`, `Ranks::queries`): the pass's
         // queries share one scan.
         let all = |keys: &[&str]| -> Vec<exact::Level> { vec![(0..keys.len()).collect()] };
@@ -715,6 +730,7 @@ impl Passes {
             families,
             ranks: vec![],
             cdf_hists: vec![],
+            by_class: Default::default(),
         })
     }
 }
@@ -791,6 +807,10 @@ impl analyze::Beside for Passes {
     fn read(&mut self) -> PolarsResult<()> {
         self.ranks.iter_mut().try_for_each(exact::Ranks::read)
     }
+
+    fn by_class(&mut self, values: &[String], pcts: &BTreeMap<Key, Vec<Pct>>) {
+        self.by_class = (values.to_vec(), pcts.clone());
+    }
 }
 
 impl Passes {
@@ -808,6 +828,7 @@ impl Passes {
             groups,
             ranks,
             cdf_hists,
+            by_class,
             ..
         } = self;
         let (lo, hi, untimed) = (timestamps.first_ms, timestamps.last_ms, timestamps.untimed);
@@ -986,6 +1007,8 @@ impl Passes {
 
         // The median timeline per class.
         let phases: Vec<PhaseInfo> = defs.iter().map(|d| d.info.clone()).collect();
+        let (analyzed_values, by_class) = by_class;
+        let analyzed_at = |name: &str| analyzed_values.iter().position(|v| v == name);
         let waterfall = class_order
             .iter()
             .enumerate()
@@ -994,18 +1017,28 @@ impl Passes {
                 if count == 0 {
                     return None;
                 }
-                let qs = class_q.get(&vec![Some(ci.to_string())])?;
-                let (phase_qs, e2e_q) = qs.split_at(defs.len());
+                let key = vec![Some(ci.to_string())];
+                let (own, analyzed) = (class_q.get(&key)?, by_class.get(&key)?);
+                // A phase's percentiles: `analyze`'s where it is a named metric, else the
+                // class family's (its values in phase order).
+                let mut own = own.iter();
+                let pct = |d: &PhaseDef| -> Pct {
+                    match d.metric.as_ref().and_then(|m| analyzed_at(m)) {
+                        Some(i) => analyzed[i].clone(),
+                        None => own.next().expect("one per phase no metric is").pct(),
+                    }
+                };
+                let pcts: Vec<Pct> = defs.iter().map(pct).collect();
                 Some(WaterfallRow {
                     class: c.clone(),
                     count,
-                    end_to_end_p50: e2e_q[0].pct().p50,
-                    phases: phase_qs
-                        .iter()
+                    end_to_end_p50: analyzed_at(E2E).and_then(|i| analyzed[i].p50),
+                    phases: pcts
+                        .into_iter()
                         .enumerate()
-                        .map(|(i, q)| PhaseMedian {
-                            median: q.pct().p50,
-                            n: q.n,
+                        .map(|(i, p)| PhaseMedian {
+                            median: p.p50,
+                            n: p.n,
                             estimated: estimated.get(&(i, ci)).copied().unwrap_or(0),
                         })
                         .collect(),

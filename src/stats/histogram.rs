@@ -26,6 +26,7 @@ use polars::prelude::*;
 use super::exact::{bucket_of, Level, BUCKET_COL, BUCKET_SHIFT, COUNT_COL};
 use super::guess::{self, Guess, Ranges};
 use super::kept::{values_frame, ValueRows};
+use super::slots::Slots;
 use super::tuples::{Keys, Numbered, DENSE_CELLS};
 use super::{at_height, collect_all, counting_query, lock};
 
@@ -47,9 +48,8 @@ fn bucket(key: u64) -> Option<i64> {
 /// What the morsels have counted so far.
 struct Totals {
     tuples: Numbered,
-    /// Per value: rows per count key: the tuple's number above `BUCKET_BITS`, the value's
-    /// slot (`slot`) below.
-    counts: Vec<PlHashMap<u64, u64>>,
+    /// Per value: rows per (tuple's number, slot).
+    counts: Vec<Slots>,
 }
 
 /// The distinct (tuple, value) pairs one pass keeps on its guesses, over every histogram
@@ -244,7 +244,7 @@ impl Histograms {
             guess: None,
             totals: Arc::new(Mutex::new(Totals {
                 tuples: Numbered::default(),
-                counts: vec![PlHashMap::new(); values.len()],
+                counts: (0..values.len()).map(|_| Slots::default()).collect(),
             })),
         })
     }
@@ -264,16 +264,8 @@ impl Histograms {
     /// level's groups are (`Guess::of`).
     pub fn guess(&self, levels: &[Level], quantiles: &[f64]) -> Guess {
         let totals = lock(&self.totals);
-        let counted: Vec<Vec<(u32, u32, u64)>> = totals
-            .counts
-            .iter()
-            .map(|counts| {
-                counts
-                    .iter()
-                    .map(|(&k, &n)| ((k >> BUCKET_BITS) as u32, (k & BUCKET_MASK) as u32, n))
-                    .collect()
-            })
-            .collect();
+        let counted: Vec<Vec<(u32, u32, u64)>> =
+            totals.counts.iter().map(|c| c.iter().collect()).collect();
         Guess::of(totals.tuples.tuples(), &counted, levels, quantiles)
     }
 
@@ -317,7 +309,10 @@ impl Histograms {
             .counts
             .iter()
             .map(|counts| {
-                let mut rows: Vec<(u64, u64)> = counts.iter().map(|(&k, &n)| (k, n)).collect();
+                let mut rows: Vec<(u64, u64)> = counts
+                    .iter()
+                    .map(|(t, slot, n)| ((u64::from(t) << BUCKET_BITS) | u64::from(slot), n))
+                    .collect();
                 rows.sort_unstable();
                 let tuples: IdxCa = rows
                     .iter()
@@ -372,9 +367,18 @@ fn count_morsel(
         // through an iterator per row.
         let mut slots: Vec<u32> = v.values().iter().map(|&x| slot(x)).collect();
         if let Some(valid) = v.validity().filter(|_| nulls > 0) {
-            for (s, ok) in slots.iter_mut().zip(valid.iter()) {
-                *s *= u32::from(ok);
+            // 64 rows at a time: a word of valid rows costs one comparison, where a row
+            // at a time cost a tenth of the histograms' time.
+            let mut words = valid.fast_iter_u64();
+            let mut at = 0;
+            for word in words.by_ref() {
+                zero_unset(&mut slots[at..at + 64], word);
+                at += 64;
             }
+            let ([low, high], left) = words.remainder();
+            let split = at + left.min(64);
+            zero_unset(&mut slots[at..split], low);
+            zero_unset(&mut slots[split..at + left], high);
         }
         counted.push(count_slots(&tuple_of, tuples.len(), &slots));
         if let Some(ranges) = &ranges {
@@ -389,8 +393,7 @@ fn count_morsel(
         .collect();
     for (all, counts) in totals.counts.iter_mut().zip(counted) {
         for (t, slot, n) in counts {
-            let k = (u64::from(numbers[t as usize]) << BUCKET_BITS) | u64::from(slot);
-            *all.entry(k).or_insert(0) += n;
+            all.add(numbers[t as usize], slot, n);
         }
     }
     drop(totals);
@@ -398,6 +401,19 @@ fn count_morsel(
         keeping.add(kept, &numbers);
     }
     Ok(())
+}
+
+/// The slots of the rows whose bit in `word` (a validity word, row i at bit i) is unset
+/// made 0: null.
+fn zero_unset(slots: &mut [u32], word: u64) {
+    let mut unset = !word;
+    if slots.len() < 64 {
+        unset &= (1 << slots.len()) - 1;
+    }
+    while unset != 0 {
+        slots[unset.trailing_zeros() as usize] = 0;
+        unset &= unset - 1;
+    }
 }
 
 /// Rows per (morsel's tuple, value's bits) among the values whose slot (0 for a null) is
@@ -517,6 +533,7 @@ mod tests {
     use crate::ruleset::compile::CLASS_INDEX;
     use crate::stats::exact::bucket_expr;
     use crate::stats::keys_as_text;
+    use std::collections::BTreeMap;
 
     /// `Histograms`' frames, and the frames of a polars group-by by the keys and the
     /// bucket, each sorted by the keys and the bucket.
@@ -595,6 +612,41 @@ mod tests {
         for far in [f64::INFINITY, f64::NAN] {
             assert!(bucket(far) > bucket(f64::MAX));
             assert!(bucket(-far) < bucket(-f64::MAX));
+        }
+    }
+
+    /// Nulls anywhere in a morsel, past whole words of rows and in their remainder, and in
+    /// a column that starts mid-byte (a slice), are counted as nulls and every other row
+    /// in its bucket.
+    #[test]
+    fn nulls_are_counted_wherever_they_are() {
+        let mut seed = 9u64;
+        let xs: Vec<Option<f64>> = (0..1000)
+            .map(|i| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                ((seed >> 60) != 0 || i % 97 == 0).then_some((seed >> 40) as f64 / 7.0)
+            })
+            .collect();
+        for (offset, len) in [(0, 1000), (3, 997), (5, 130), (64, 64), (1, 63)] {
+            let part = &xs[offset..offset + len];
+            let df = df!("x" => xs.clone()).unwrap().slice(offset as i64, len);
+            let got = collect(&df.lazy(), &[], &["x".to_string()])
+                .unwrap()
+                .remove(0);
+            let mut want: BTreeMap<Option<i64>, u64> = BTreeMap::new();
+            for x in part {
+                *want
+                    .entry(x.map(|x| bucket_of(x + 0.0, BUCKET_SHIFT)))
+                    .or_default() += 1;
+            }
+            let buckets = got.column(BUCKET_COL).unwrap().i64().unwrap();
+            let counts = got.column(COUNT_COL).unwrap().u64().unwrap();
+            let got: BTreeMap<Option<i64>, u64> = buckets
+                .iter()
+                .zip(counts.iter())
+                .map(|(b, n)| (b, n.unwrap()))
+                .collect();
+            assert_eq!(got, want, "{offset}..+{len}");
         }
     }
 

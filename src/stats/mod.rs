@@ -15,6 +15,7 @@ pub mod guess;
 pub mod histogram;
 mod kept;
 pub mod ranked;
+mod slots;
 pub mod support;
 pub mod tuples;
 

@@ -33,7 +33,8 @@
 //! Percentiles for several levels of grouping (overall, per class, per group, per group
 //! and class) come from one histogram at the finest level, rolled up: one pair of passes
 //! however many levels are asked for. Any list of quantiles can be asked for (the
-//! report's CDFs ask for 201); p50/p95/p99 are the usual three.
+//! report's CDFs ask for nine); p50/p95/p99 are the usual three. The histogram alone
+//! gives exact points of a CDF (`cdf_points`).
 
 use std::collections::{BTreeMap, BTreeSet};
 

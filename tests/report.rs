@@ -476,3 +476,51 @@ fn the_timeline_follows_the_rule_table() {
         "{t67}"
     );
 }
+
+/// A log large enough to be sampled (786,432 requests or more: its first rows guess where
+/// every figure's ranks are, and pass 1 keeps the values there) gives the report it gives
+/// unsampled: a window holding every request turns the sample off, and the values pass
+/// reads every figure. The Markdown differs only in the line naming the window.
+#[test]
+fn a_sampled_report_equals_the_unsampled_one() {
+    use polars::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let path = PlRefPath::try_from_path(Path::new(GENERATED)).unwrap();
+    let base = LazyFrame::scan_parquet(path, ScanArgsParquet::default())
+        .unwrap()
+        .collect()
+        .unwrap();
+    // 267 copies of the generated log's 3,000 requests, each copy's ids its own.
+    let copies: Vec<LazyFrame> = (0..267)
+        .map(|k| {
+            base.clone().lazy().with_column(
+                concat_str([col("request_id"), lit(format!("-{k}"))], "", false)
+                    .alias("request_id"),
+            )
+        })
+        .collect();
+    let mut big = concat(copies, UnionArgs::default())
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert!(big.height() >= 786_432, "{}", big.height());
+    let file = dir.path().join("big.parquet");
+    ParquetWriter::new(std::fs::File::create(&file).unwrap())
+        .finish(&mut big)
+        .unwrap();
+    let input = file.to_str().unwrap();
+    let sampled = report(dir.path(), "sampled.md", &[input]);
+    let unsampled = report(
+        dir.path(),
+        "unsampled.md",
+        &[input, "--since", "1970-01-01T00:00:00Z"],
+    );
+    let without_window = |md: &str| -> String {
+        md.lines()
+            .filter(|l| !l.starts_with("- **Window:**"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(unsampled.contains("- **Window:**"));
+    assert_eq!(without_window(&sampled), without_window(&unsampled));
+}

@@ -173,10 +173,10 @@ pub fn overlap(d: &Duplicates, names: &[String]) -> Option<Overlap> {
     })
 }
 
-/// The request ids that appear more than once. A pass sorts the 64-bit hashes of the ids
-/// (8 bytes an id, never the id strings) and keeps those next to an equal one; a second
-/// pass confirms exactly, by the ids themselves, the few hashes seen twice, so a hash
-/// collision between two ids is never called a duplicate. Nulls never count. The second
+/// The request ids that appear more than once. A pass sorts 48 bits of the 64-bit hash of
+/// each id (`fingerprint`: 4 bytes an id, never the id strings) and keeps those next to an
+/// equal one; a second pass confirms exactly, by the ids themselves, the few fingerprints
+/// seen twice, so a collision between two ids is never called a duplicate. Nulls never count. The second
 /// pass also notes which files hold each duplicated id, so overlapping inputs (the same
 /// requests in two files) are counted per pair of files; only then is each file's number
 /// of ids asked for.

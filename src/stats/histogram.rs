@@ -116,7 +116,7 @@ impl Budget {
 struct Keeping {
     shards: Vec<Mutex<Vec<ValueRows>>>,
     budget: Arc<Budget>,
-    /// Where this histogram's values are in the budget's.
+    /// Where this histogram's values are in the budget's, and how many it has.
     at: usize,
     values: usize,
 }
@@ -249,17 +249,16 @@ impl Histograms {
         })
     }
 
-    /// `new`, keeping beside the counts the values in the slots `guess` names, for
-    /// `Ranks::offer`.
-    ///
-    /// The pairs it keeps count against `budget`, shared by the pass's histograms.
+    /// These histograms, keeping beside the counts the values in the slots `guess` names,
+    /// for `Ranks::offer`. The pairs they keep count against `budget`, shared by the
+    /// pass's histograms.
     pub fn keeping(mut self, guess: Guess, budget: &Arc<Budget>) -> Histograms {
         let keeping = Keeping::new(self.values.len(), budget);
         self.guess = Some((Arc::new(guess), Arc::new(keeping)));
         self
     }
 
-    /// These histograms, of a sample of the log's first rows (`guess::sample`), once
+    /// These histograms, of a sample of the log's first rows (`guess::sample_rows`), once
     /// their query is collected: the guess of where the ranks of `quantiles` of each
     /// level's groups are (`Guess::of`).
     pub fn guess(&self, levels: &[Level], quantiles: &[f64]) -> Guess {

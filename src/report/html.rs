@@ -269,7 +269,7 @@ fn figure(svg: String, caption: &str) -> String {
 fn cdf_chart(name: &str, title: &str, cdfs: &[&Cdf], unit: &str, log: bool) -> String {
     let (left, right, top) = (70.0, WIDTH - RIGHT_PAD, 38.0);
     let bottom = top + 280.0;
-    // The least and the largest value of each metric.
+    // Each metric's quantiles: the x axis spans from the least to the largest of them.
     let values = || cdfs.iter().flat_map(|c| c.quantiles.iter().copied());
     let max = values().fold(f64::NEG_INFINITY, f64::max);
     let min_pos = values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);

@@ -15,6 +15,7 @@ pub mod compare;
 pub mod error;
 pub mod explain;
 pub mod ids;
+pub mod kernels;
 pub mod monitor;
 pub mod output;
 pub mod peer;

@@ -8,6 +8,7 @@ use polars::prelude::*;
 
 use super::types::{Arith, Cmp, Func, Node};
 use super::RuleSet;
+use crate::kernels::{compare, first_match, Op};
 
 /// Suffix of the flag column that marks a metric built on an estimate.
 pub const ESTIMATED_SUFFIX: &str = "_estimated";
@@ -57,7 +58,7 @@ impl<'a> Compiler<'a> {
                     Arith::Mul => a * b,
                     // Division by zero gives null, not infinity: a per-token figure for a
                     // one-token response is undefined, not infinite.
-                    Arith::Div => when(b.clone().eq(lit(0.0)))
+                    Arith::Div => when(compare(b.clone(), Op::Eq, lit(0.0)))
                         .then(lit(NULL).cast(DataType::Float64))
                         .otherwise(a / b),
                 }
@@ -65,12 +66,12 @@ impl<'a> Compiler<'a> {
             Node::Cmp(op, a, b) => {
                 let (a, b) = (self.value(a), self.value(b));
                 match op {
-                    Cmp::Eq => a.eq(b),
-                    Cmp::NotEq => a.neq(b),
-                    Cmp::Lt => a.lt(b),
-                    Cmp::LtEq => a.lt_eq(b),
-                    Cmp::Gt => a.gt(b),
-                    Cmp::GtEq => a.gt_eq(b),
+                    Cmp::Eq => compare(a, Op::Eq, b),
+                    Cmp::NotEq => compare(a, Op::NotEq, b),
+                    Cmp::Lt => compare(a, Op::Lt, b),
+                    Cmp::LtEq => compare(a, Op::LtEq, b),
+                    Cmp::Gt => compare(a, Op::Gt, b),
+                    Cmp::GtEq => compare(a, Op::GtEq, b),
                 }
             }
             Node::And(a, b) => self.value(a).and(self.value(b)),
@@ -287,17 +288,8 @@ fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
         .iter()
         .map(|r| (c.value(&r.node).fill_null(lit(false)), r.class.as_str()))
         .collect();
-    // The first match, as an index: one when/then chain in table order. Typed `u32`
-    // literals (a bare integer literal is `i32`), so the index column is the `u32` that
-    // its readers compare it with, with no cast over every request.
-    let index_lit = |i: u32| lit(i).cast(DataType::UInt32);
-    let index = chain(
-        conds
-            .iter()
-            .enumerate()
-            .map(|(i, (ci, _))| (ci.clone(), index_lit(i as u32))),
-        index_lit(default),
-    );
+    // The first match, as an index (`u32`, which its readers compare it with).
+    let index = first_match(conds.iter().map(|(c, _)| c.clone()).collect(), default);
     // The name, from the index (evaluated only where a row is shown).
     let names = rules.class_order();
     let class = chain(

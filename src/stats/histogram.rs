@@ -29,6 +29,8 @@ use super::kept::{values_frame, ValueRows};
 use super::slots::Slots;
 use super::tuples::{Keys, Numbered, DENSE_CELLS};
 use super::{at_height, collect_all, counting_query, lock};
+use crate::kernels::words_of;
+use polars_arrow::bitmap::Bitmap;
 
 /// Bits of a bucket in a packed (tuple, bucket) count key: buckets are in [-2^20, 2^20)
 /// (64 bits less `BUCKET_SHIFT`), offset by `BUCKET_OFFSET` into [2^20, 3·2^20); 0
@@ -361,29 +363,19 @@ fn count_morsel(
         let v = c.f64()?.rechunk();
         let nulls = v.null_count();
         let v = v.downcast_as_array();
-        // Every slot from the values alone (a null's slot holds some value), then the
-        // nulls' slots made 0: two tight loops, where one over optional values went
-        // through an iterator per row.
-        let mut slots: Vec<u32> = v.values().iter().map(|&x| slot(x)).collect();
-        if let Some(valid) = v.validity().filter(|_| nulls > 0) {
-            // 64 rows at a time: a word of valid rows costs one comparison, where a row
-            // at a time cost a tenth of the histograms' time.
-            let mut words = valid.fast_iter_u64();
-            let mut at = 0;
-            for word in words.by_ref() {
-                zero_unset(&mut slots[at..at + 64], word);
-                at += 64;
-            }
-            let ([low, high], left) = words.remainder();
-            let split = at + left.min(64);
-            zero_unset(&mut slots[at..split], low);
-            zero_unset(&mut slots[split..at + left], high);
-        }
-        counted.push(count_slots(&tuple_of, tuples.len(), &slots));
-        if let Some(ranges) = &ranges {
-            let of_value: Vec<Option<&Ranges>> = ranges.iter().map(|r| r.map(|r| &r[vi])).collect();
-            kept.push(keep_guessed(&tuple_of, &slots, v.values(), &of_value));
-        }
+        let slots = slots_of(v.values(), v.validity().filter(|_| nulls > 0));
+        let of_value: Option<Vec<Option<&Ranges>>> = ranges
+            .as_ref()
+            .map(|ranges| ranges.iter().map(|r| r.map(|r| &r[vi])).collect());
+        let (counts, keeps) = count_and_keep(
+            &tuple_of,
+            tuples.len(),
+            &slots,
+            v.values(),
+            of_value.as_deref(),
+        );
+        counted.push(counts);
+        kept.extend(keeps);
     }
     let mut totals = lock(totals);
     let numbers: Vec<u32> = tuples
@@ -402,6 +394,118 @@ fn count_morsel(
     Ok(())
 }
 
+/// Each value's slot, 0 for a null (`validity`, where the column has nulls), with the
+/// least and the greatest slot of a value: 64 rows at a time, so that a word of valid
+/// rows costs one comparison and the rows' slots are still in the cache when they are
+/// made 0 and looked at for the span.
+fn slots_of(xs: &[f64], validity: Option<&Bitmap>) -> Slotted {
+    let mut slots: Vec<u32> = Vec::with_capacity(xs.len());
+    let (mut low, mut high) = (u32::MAX, 0);
+    let valid = validity.map(words_of);
+    for (w, block) in xs.chunks(64).enumerate() {
+        let at = slots.len();
+        slots.extend(block.iter().map(|&x| slot(x)));
+        let rows = &mut slots[at..];
+        if let Some(valid) = &valid {
+            zero_unset(rows, valid[w]);
+        }
+        for &s in rows.iter() {
+            if s != 0 {
+                low = low.min(s);
+                high = high.max(s);
+            }
+        }
+    }
+    Slotted {
+        slots,
+        span: (low <= high).then_some((low, high)),
+    }
+}
+
+/// A value column's slots (`slots_of`).
+struct Slotted {
+    slots: Vec<u32>,
+    /// The least and the greatest non-null slot, if any.
+    span: Option<(u32, u32)>,
+}
+
+/// Rows per (morsel's tuple, slot), as (tuple, slot, rows); with `ranges` (a guess: per
+/// morsel tuple, its guessed slots of this value), also the values kept (`keep_guessed`).
+/// Where the morsel's slots span few enough cells, both in one loop over the rows, through
+/// one table indexed by position: a count per cell and a bit per cell to keep.
+fn count_and_keep(
+    tuple_of: &[u32],
+    tuples: usize,
+    slotted: &Slotted,
+    xs: &[f64],
+    ranges: Option<&[Option<&Ranges>]>,
+) -> (Vec<(u32, u32, u64)>, Option<ValueRows>) {
+    let slots = &slotted.slots;
+    // Nulls only: a cell a tuple, and nothing to keep.
+    let (low, high) = slotted.span.unwrap_or((1, 0));
+    // Cell 0 of a tuple counts its nulls, cell s − low + 1 slot s.
+    let width = high.wrapping_sub(low).wrapping_add(2) as usize;
+    if tuples.saturating_mul(width) > DENSE_CELLS {
+        return (
+            count_slots(tuple_of, slots),
+            ranges.map(|r| keep_guessed(tuple_of, slots, xs, r)),
+        );
+    }
+    let mut cells = vec![0u32; tuples * width];
+    let cell =
+        |t: u32, s: u32| t as usize * width + if s == 0 { 0 } else { (s - low) as usize + 1 };
+    let mut kept = ranges.map(|_| ValueRows::new());
+    match ranges {
+        None => {
+            for (&t, &s) in tuple_of.iter().zip(slots) {
+                cells[cell(t, s)] += 1;
+            }
+        }
+        Some(ranges) => {
+            let keep = keep_bits(ranges, low, high, width);
+            let kept = kept.as_mut().expect("a guess keeps");
+            for ((&t, &s), &x) in tuple_of.iter().zip(slots).zip(xs) {
+                let i = cell(t, s);
+                cells[i] += 1;
+                if keep[i / 64] & (1 << (i % 64)) != 0 {
+                    // −0 made 0, as its slot was.
+                    *kept.entry((t, (x + 0.0).to_bits())).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    (cells_counted(&cells, width, low), kept)
+}
+
+/// A bit per (tuple, cell) of `count_and_keep`'s table (cell 0, the nulls', never set):
+/// set where the tuple's guessed ranges hold the slot.
+fn keep_bits(ranges: &[Option<&Ranges>], low: u32, high: u32, width: usize) -> Vec<u64> {
+    let mut bits = vec![0u64; (ranges.len() * width).div_ceil(64)];
+    for (t, r) in ranges.iter().enumerate() {
+        let all = [guess::ALL];
+        for &(a, b) in r.map_or(&all[..], |r| r.as_slice()) {
+            let (a, b) = (a.max(low), b.min(high));
+            if a <= b {
+                let at = t * width + 1;
+                set_bits(&mut bits, at + (a - low) as usize, at + (b - low) as usize);
+            }
+        }
+    }
+    bits
+}
+
+/// The non-zero cells of a table of `width` cells a tuple (cell 0 the nulls', cell j
+/// slot j − 1 + `low`), as (tuple, slot, rows).
+fn cells_counted(cells: &[u32], width: usize, low: u32) -> Vec<(u32, u32, u64)> {
+    let mut out = vec![];
+    for (i, &n) in cells.iter().enumerate().filter(|(_, &n)| n > 0) {
+        let (t, j) = (i / width, (i % width) as u32);
+        let s = if j == 0 { 0 } else { j - 1 + low };
+        out.push((t as u32, s, u64::from(n)));
+    }
+    out
+}
+
 /// The slots of the rows whose bit in `word` (a validity word, row i at bit i) is unset
 /// made 0: null.
 fn zero_unset(slots: &mut [u32], word: u64) {
@@ -415,9 +519,9 @@ fn zero_unset(slots: &mut [u32], word: u64) {
     }
 }
 
-/// Rows per (morsel's tuple, value's bits) among the values whose slot (0 for a null) is
-/// in their tuple's `ranges` (by
-/// the tuple's number in the morsel).
+/// Rows per (morsel's tuple, value's bits) among the values whose slot is in their
+/// tuple's `ranges` (by the tuple's number in the morsel): `count_and_keep`'s where the
+/// slots span too many cells for its table.
 fn keep_guessed(
     tuple_of: &[u32],
     slots: &[u32],
@@ -425,42 +529,10 @@ fn keep_guessed(
     ranges: &[Option<&Ranges>],
 ) -> ValueRows {
     let mut kept = ValueRows::new();
-    let mut keep = |t: u32, x: f64| {
-        // −0 made 0, as its slot was.
-        *kept.entry((t, (x + 0.0).to_bits())).or_insert(0) += 1;
-    };
-    let Some((low, high)) = span(slots) else {
-        return kept;
-    };
-    // A bit per (tuple, slot) the morsel has, where they are few enough (a metric's slots
-    // lie close together): a lookup a row. Going through each row's ranges took about
-    // 12 % of the pass's CPU at 10M requests.
-    let width = (high - low) as usize + 1;
-    if ranges.len().saturating_mul(width) <= DENSE_CELLS {
-        let mut bits = vec![0u64; (ranges.len() * width).div_ceil(64)];
-        for (t, r) in ranges.iter().enumerate() {
-            let all = [guess::ALL];
-            for &(a, b) in r.map_or(&all[..], |r| r.as_slice()) {
-                let (a, b) = (a.max(low), b.min(high));
-                if a <= b {
-                    let at = t * width;
-                    set_bits(&mut bits, at + (a - low) as usize, at + (b - low) as usize);
-                }
-            }
-        }
-        for ((&t, &s), &x) in tuple_of.iter().zip(slots).zip(xs) {
-            // A null's slot 0 is below `low` and wraps past the width.
-            let d = s.wrapping_sub(low) as usize;
-            let i = t as usize * width + d;
-            if d < width && bits[i / 64] & (1 << (i % 64)) != 0 {
-                keep(t, x);
-            }
-        }
-    } else {
-        for ((&t, &s), &x) in tuple_of.iter().zip(slots).zip(xs) {
-            if guess::holds(ranges[t as usize], s) {
-                keep(t, x);
-            }
+    for ((&t, &s), &x) in tuple_of.iter().zip(slots).zip(xs) {
+        if s != 0 && guess::holds(ranges[t as usize], s) {
+            // −0 made 0, as its slot was.
+            *kept.entry((t, (x + 0.0).to_bits())).or_insert(0) += 1;
         }
     }
     kept
@@ -480,50 +552,20 @@ fn set_bits(bits: &mut [u64], first: usize, last: usize) {
     }
 }
 
-/// The least and the greatest non-null slot, if any.
-fn span(slots: &[u32]) -> Option<(u32, u32)> {
-    let (low, high) = slots
-        .iter()
-        .filter(|&&s| s != 0)
-        .fold((u32::MAX, 0), |(l, h), &s| (l.min(s), h.max(s)));
-    (low <= high).then_some((low, high))
-}
-
 /// A value's bucket as a count key's low bits (never 0, which stands for a null value).
 fn slot(x: f64) -> u32 {
     // −0 made 0 (IEEE addition gives −0 + 0 = 0), so that a value has one bucket.
     (bucket_of(x + 0.0, BUCKET_SHIFT) + BUCKET_OFFSET) as u32
 }
 
-/// Rows per (tuple, slot) among `tuples` tuples, as (tuple, slot, rows). Where the
-/// morsel's slots span few enough cells, in a table indexed by position (the slots of a
-/// metric's values lie close together), else hashed.
-fn count_slots(tuple_of: &[u32], tuples: usize, slots: &[u32]) -> Vec<(u32, u32, u64)> {
-    // Cell 0 of a tuple counts its nulls, cell s − low + 1 slot s.
-    let (low, width) = match span(slots) {
-        Some((low, high)) => (low, (high - low) as usize + 2),
-        None => (u32::MAX, 1),
-    };
-    if tuples.saturating_mul(width) <= DENSE_CELLS {
-        let mut cells = vec![0u32; tuples * width];
-        for (&t, &s) in tuple_of.iter().zip(slots) {
-            let j = if s == 0 { 0 } else { (s - low) as usize + 1 };
-            cells[t as usize * width + j] += 1;
-        }
-        let mut out = vec![];
-        for (i, &n) in cells.iter().enumerate().filter(|(_, &n)| n > 0) {
-            let (t, j) = (i / width, (i % width) as u32);
-            let s = if j == 0 { 0 } else { j - 1 + low };
-            out.push((t as u32, s, u64::from(n)));
-        }
-        out
-    } else {
-        let mut counts: PlHashMap<(u32, u32), u64> = PlHashMap::new();
-        for (&t, &s) in tuple_of.iter().zip(slots) {
-            *counts.entry((t, s)).or_insert(0) += 1;
-        }
-        counts.into_iter().map(|((t, s), n)| (t, s, n)).collect()
+/// Rows per (tuple, slot) among `tuples` tuples, as (tuple, slot, rows), hashed:
+/// `count_and_keep`'s where the slots span too many cells for its table, or are all null.
+fn count_slots(tuple_of: &[u32], slots: &[u32]) -> Vec<(u32, u32, u64)> {
+    let mut counts: PlHashMap<(u32, u32), u64> = PlHashMap::new();
+    for (&t, &s) in tuple_of.iter().zip(slots) {
+        *counts.entry((t, s)).or_insert(0) += 1;
     }
+    counts.into_iter().map(|((t, s), n)| (t, s, n)).collect()
 }
 
 #[cfg(test)]

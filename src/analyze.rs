@@ -16,7 +16,7 @@ use crate::catalogue::{self, Kind};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdPolicy};
 use crate::peer::{self, Definitions};
-use crate::plan::{self, Plan};
+use crate::plan::{self, Plan, Scope};
 use crate::quality;
 use crate::ruleset::compile::{self, CLASS_INDEX, ESTIMATED_SUFFIX};
 use crate::ruleset::RuleSet;
@@ -260,10 +260,10 @@ pub fn run_beside<B: Beside>(
             )));
         }
     }
-    let plan = plan::build(rules, opts)?;
+    let mut plan = plan::build_for(rules, opts, Scope::Summary)?;
     let mut beside = beside(&plan)?;
-    let (mut summary, untimed) =
-        summarize(rules, &plan, opts, &mut beside).map_err(|e| plan.read_error(&e))?;
+    let summarized = summarize(rules, &mut plan, opts, &mut beside);
+    let (mut summary, untimed) = summarized.map_err(|e| plan.read_error(&e))?;
     // A file whose timing columns are empty in every row holds nothing to diagnose: an
     // error, not a table of insufficient_data (within an incident window it may just
     // have no request there, which the note says).
@@ -515,12 +515,11 @@ fn position(keys: &[String], name: &str) -> usize {
 /// value; `beside`'s queries collected with each pass's.
 fn summarize(
     rules: &RuleSet,
-    plan: &Plan,
+    plan: &mut Plan,
     opts: &Options,
     beside: &mut impl Beside,
 ) -> PolarsResult<(Summary, Vec<usize>)> {
     let by = opts.by.as_slice();
-    let inputs = plan.inputs.as_slice();
     // The class and the file as small integers (their positions), named below.
     let fine = with_keys(by, &[CLASS_INDEX, "outcome", "is_stream", FILE_INDEX]);
 
@@ -565,9 +564,16 @@ fn summarize(
     }
     let examples = quality::ExampleSearch::default();
     let tally = Tally::counts(rules, plan, &lf, &fine)?;
-    let mut first = vec![tally.query(), histograms.query(), examples.query(&lf)];
+    // The duplicate ids' confirmation (`plan::Scope::Summary`) first, in the first scan.
+    let mut first: Vec<LazyFrame> = plan.confirm_query().into_iter().collect();
+    let confirming = !first.is_empty();
+    first.extend([tally.query(), histograms.query(), examples.query(&lf)]);
     first.extend(beside.first(&budget)?);
-    stats::collect_in_scans(first)?;
+    let mut frames = stats::collect_in_scans(first)?;
+    let settled = match confirming {
+        true => plan.settle(frames.swap_remove(0))?,
+        false => None,
+    };
     beside.read_first()?;
     let tally = Tally { df: tally.frame()? };
     let rows = tally.total(ROWS)?;
@@ -711,14 +717,27 @@ fn summarize(
         .remove(&vec![])
         .unwrap_or_default();
 
-    // Data quality.
-    let examples = examples.found();
+    // Data quality: the duplicate ids confirmed on the first pass (`plan::Scope::Summary`)
+    // give that check's rows and examples, its flag on that pass being their candidates'.
+    let mut examples = examples.found();
+    let mut counts = quality::ALL
+        .iter()
+        .map(|check| tally.total(&quality::column(check)))
+        .collect::<PolarsResult<Vec<u64>>>()?;
+    if let Some(d) = &settled {
+        let at = quality::ALL
+            .iter()
+            .position(|c| c.name == quality::DUPLICATE_ID.name)
+            .expect("a check");
+        counts[at] = d.flagged;
+        examples[at] = d.examples()?;
+    }
     let mut quality = vec![];
-    for (check, examples) in quality::ALL.iter().zip(examples) {
+    for ((check, examples), count) in quality::ALL.iter().zip(examples).zip(counts) {
         quality.push(QualityRow {
             check: check.name.to_string(),
             doc: check.doc.to_string(),
-            count: tally.total(&quality::column(check))?,
+            count,
             examples: examples
                 .into_iter()
                 .map(|e| {
@@ -742,6 +761,7 @@ fn summarize(
         ));
     }
     let timed = tally.sum(TIMED, &[FILE_INDEX.to_string()])?;
+    let inputs = plan.inputs.as_slice();
     for input in inputs
         .iter()
         .filter(|i| i.format == InputFormat::AzureRequestLog)

@@ -5,8 +5,9 @@
 //! nothing here collects the per-request frame.
 //!
 //! Two things need a look at the data before the plan is complete, each a streaming query
-//! that keeps only what it finds: the duplicate request ids (`quality::duplicate_ids`) and,
-//! under `--on-bad-row skip` or `error`, the rows holding a value not of its field's type.
+//! that keeps only what it finds: the duplicate request ids (`quality::duplicate_ids`; for a
+//! summary, whose first pass confirms them, their candidates: `Scope::Summary`) and, under
+//! `--on-bad-row skip` or `error`, the rows holding a value not of its field's type.
 
 use polars::prelude::*;
 
@@ -61,6 +62,24 @@ pub struct Plan {
     unwindowed: LazyFrame,
     since: Option<i64>,
     until: Option<i64>,
+    /// `Scope::Summary`: the duplicate ids' candidates, to be confirmed on the summary's
+    /// first pass (`Plan::confirm_query`, `Plan::settle`).
+    confirming: Option<Confirming>,
+}
+
+/// Whether `Scope::Summary` confirms the duplicate ids on the summary's first pass: where
+/// that pass sees every row the ids were counted in (no incident window, no row skipped).
+fn summary_confirms(opts: &Options) -> bool {
+    opts.since.is_none() && opts.until.is_none() && opts.on_bad_row != BadRowPolicy::Skip
+}
+
+/// The confirmation `Scope::Summary` leaves to the summary's first pass. Until it is
+/// settled, `dq_duplicate_id` flags the rows whose id has a candidate fingerprint
+/// (`quality::Candidates::flag`), which the confirmation reads.
+struct Confirming {
+    candidates: quality::Candidates,
+    /// The input files, in order.
+    names: Vec<String>,
 }
 
 /// What a plan is built for.
@@ -76,6 +95,15 @@ pub enum Scope<'a> {
     /// holds that many rows of the request's file around it, read as one slice, so that
     /// the cohort's cost is bounded by them, not by the log.
     Request { id: &'a str, cohort_rows: u64 },
+    /// The whole log, for a summary (`analyze::run_beside`): the duplicate ids' second
+    /// pass, which confirms by the ids themselves the fingerprints seen twice, rides on the
+    /// summary's first pass (`Plan::confirm_query`) rather than being a pass of its own.
+    /// Meanwhile `dq_duplicate_id` flags the rows whose id has a fingerprint seen twice
+    /// (the confirmation reads them from the pass's own stream); the summary takes the
+    /// check's count and examples from the confirmed ids (`Plan::settle`), which are those
+    /// of the rows it sees: without an incident window or rows skipped
+    /// (`summary_confirms`), the rows the ids were counted in. Otherwise it is `Log`.
+    Summary,
 }
 
 /// Build the plan for `opts` under `rules` (a gateway table), for the whole log.
@@ -91,7 +119,7 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         vec![]
     };
     let (id, cohort_rows) = match scope {
-        Scope::Log => (None, source::COHORT_ROWS),
+        Scope::Log | Scope::Summary => (None, source::COHORT_ROWS),
         Scope::Request { id, cohort_rows } => (Some(id), cohort_rows),
     };
     let loaded = source::load_for(
@@ -130,23 +158,31 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
     let around = loaded
         .around
         .map(|a| (derive(ids::apply(a.lf, &id_policy)), a.extent));
-    let (duplicates, request) = match request {
-        None => (
-            Some(quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?),
-            None,
-        ),
-        Some(r) => {
-            let d = quality::duplicate_ids(r.clone()).map_err(|e| read_error(&inputs, &e))?;
-            (None, Some((r, d)))
-        }
-    };
     let names: Vec<String> = inputs
         .iter()
         .map(|i| i.path.display().to_string())
         .collect();
-    let overlap = duplicates
-        .as_ref()
-        .and_then(|d| quality::overlap(d, &names));
+    let mut confirming = None;
+    let (duplicates, request) = match (request, scope) {
+        (None, Scope::Summary) if summary_confirms(opts) => {
+            let c = quality::candidates(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
+            let (flag, rows) = (c.flag(), c.rows);
+            confirming = Some(Confirming {
+                candidates: c,
+                names: names.clone(),
+            });
+            (Some((flag, rows, None)), None)
+        }
+        (None, _) => {
+            let d = quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
+            let overlap = quality::overlap(&d, &names);
+            (Some((d.flag(), d.rows, overlap)), None)
+        }
+        (Some(r), _) => {
+            let d = quality::duplicate_ids(r.clone()).map_err(|e| read_error(&inputs, &e))?;
+            (None, Some((r, d)))
+        }
+    };
     // The incident window applies after the data-quality checks, so a duplicate id outside
     // the window still marks the one inside it.
     let present: std::collections::BTreeSet<String> = inputs
@@ -159,12 +195,15 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         Some(f) => lf.filter(f.clone()),
         None => lf,
     };
-    let rows = duplicates.as_ref().map(|d| d.rows);
-    let lf = quality::apply(rules, lf, duplicates.map(|d| d.ids), &is_present);
+    let (flag, rows, overlap) = match duplicates {
+        Some((flag, rows, overlap)) => (Some(flag), Some(rows), overlap),
+        None => (None, None, None),
+    };
+    let lf = quality::apply(rules, lf, flag, &is_present);
     let unwindowed = lf.clone();
     let lf = windowed(lf);
     let request =
-        request.map(|(r, d)| windowed(quality::apply(rules, r, Some(d.ids), &is_present)));
+        request.map(|(r, d)| windowed(quality::apply(rules, r, Some(d.flag()), &is_present)));
     // Like the whole log, the rows around skip the duplicate pass.
     let around = around.map(|(a, extent)| {
         (
@@ -207,12 +246,41 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         unwindowed,
         since: opts.since,
         until: opts.until,
+        confirming,
     };
     unparsed_values(&mut plan, opts.on_bad_row)?;
     Ok(plan)
 }
 
 impl Plan {
+    /// `Scope::Summary`'s query confirming the duplicate ids' candidates, to run on the
+    /// summary's first pass; none where there is nothing to confirm.
+    pub fn confirm_query(&self) -> Option<LazyFrame> {
+        let c = self.confirming.as_ref()?;
+        let flag = quality::column(&quality::DUPLICATE_ID);
+        c.candidates
+            .confirm_query(self.lf.clone(), col(flag.as_str()))
+    }
+
+    /// Settles `Scope::Summary`'s duplicate ids with `confirm_query`'s frame: they are
+    /// returned (the summary's first pass, which saw every row they were counted in, takes
+    /// the check's count and examples from them), the overlapping inputs are known, and
+    /// from now on the plan flags their rows (not those of a fingerprint they share).
+    pub fn settle(&mut self, confirmed: DataFrame) -> PolarsResult<Option<quality::Duplicates>> {
+        let Some(c) = self.confirming.take() else {
+            return Ok(None);
+        };
+        let d = c.candidates.confirmed(self.lf.clone(), confirmed)?;
+        self.overlap = quality::overlap(&d, &c.names);
+        let flag = || {
+            d.flag()
+                .alias(quality::column(&quality::DUPLICATE_ID).as_str())
+        };
+        self.lf = self.lf.clone().with_column(flag());
+        self.unwindowed = self.unwindowed.clone().with_column(flag());
+        Ok(Some(d))
+    }
+
     /// The rule table's reported metrics some input can compute, in display order.
     pub fn reported<'a>(&self, rules: &'a RuleSet) -> Vec<&'a crate::ruleset::Metric> {
         rules

@@ -122,6 +122,8 @@ pub struct Duplicates {
     pub pairs: Vec<SharedIds>,
     /// The rows of the log (with or without an id).
     pub rows: u64,
+    /// The rows holding one of `ids`: those the duplicate-id check flags.
+    pub flagged: u64,
 }
 
 /// The request ids two input files (by their index in the run) both hold, and how many
@@ -133,6 +135,32 @@ pub struct SharedIds {
     pub shared: u64,
     pub a_ids: u64,
     pub b_ids: u64,
+}
+
+impl Duplicates {
+    /// The flag of a row whose id is one of them.
+    pub fn flag(&self) -> Expr {
+        if self.ids.is_empty() {
+            return lit(false);
+        }
+        stats::member_of(col("request_id"), &self.ids).fill_null(lit(false))
+    }
+
+    /// The duplicate-id check's examples (`ExampleSearch`'s, where it searches the log
+    /// the ids were found in): the smallest ids.
+    pub fn examples(&self) -> PolarsResult<Vec<Example>> {
+        let mut ids: Vec<&str> = self.ids.str()?.iter().flatten().collect();
+        ids.sort_unstable();
+        Ok(ids
+            .into_iter()
+            .take(EXAMPLES)
+            .map(|id| Example {
+                key: id.to_string(),
+                row: 0,
+                has_id: true,
+            })
+            .collect())
+    }
 }
 
 impl SharedIds {
@@ -176,33 +204,58 @@ pub fn overlap(d: &Duplicates, names: &[String]) -> Option<Overlap> {
 
 /// The request ids that appear more than once. A pass sorts 48 bits of the 64-bit hash of
 /// each id (`fingerprint`: 4 bytes an id, never the id strings) and keeps those next to an
-/// equal one; a second pass confirms exactly, by the ids themselves, the few fingerprints
-/// seen twice, so a collision between two ids is never called a duplicate. Nulls never count. The second
-/// pass also notes which files hold each duplicated id, so overlapping inputs (the same
-/// requests in two files) are counted per pair of files; only then is each file's number
-/// of ids asked for.
+/// equal one (`candidates`); a second pass confirms exactly, by the ids themselves, the few
+/// fingerprints seen twice, so a collision between two ids is never called a duplicate
+/// (`Candidates::confirmed`). Nulls never count. The second pass also notes which files
+/// hold each duplicated id, so overlapping inputs (the same requests in two files) are
+/// counted per pair of files; only then is each file's number of ids asked for.
 pub fn duplicate_ids(lf: LazyFrame) -> PolarsResult<Duplicates> {
     duplicates_sliced(lf, IDS_PER_PASS)
 }
 
 fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicates> {
+    let candidates = candidates_sliced(lf.clone(), ids_per_pass)?;
+    let confirmed = match candidates.confirm_query(lf.clone(), candidates.flag()) {
+        Some(q) => stats::collect(q)?,
+        None => DataFrame::empty(),
+    };
+    candidates.confirmed(lf, confirmed)
+}
+
+/// The fingerprints of request ids seen more than once: `duplicate_ids`' first pass.
+pub struct Candidates {
+    /// Distinct, sorted.
+    fingerprints: Series,
+    /// The rows of the log (with or without an id).
+    pub rows: u64,
+    /// The passes the ids were seen in (`IDS_PER_PASS` each, by their hashes).
+    slices: u64,
+}
+
+/// `duplicate_ids`' first pass: the fingerprints seen twice.
+pub fn candidates(lf: LazyFrame) -> PolarsResult<Candidates> {
+    candidates_sliced(lf, IDS_PER_PASS)
+}
+
+/// Each id's hash: the same in every run (fixed seeds).
+fn id_hash() -> Expr {
     let [k0, k1, k2, k3] = ID_HASH_SEEDS;
-    let id = col("request_id");
-    let hash = id.clone().hash(k0, k1, k2, k3).alias("__id_hash");
-    let with_id = lf.clone().filter(id.clone().is_not_null());
+    col("request_id").hash(k0, k1, k2, k3).alias("__id_hash")
+}
+
+fn with_id(lf: LazyFrame) -> LazyFrame {
+    lf.filter(col("request_id").is_not_null())
+}
+
+fn candidates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Candidates> {
+    let hash = id_hash();
     // Hashes in slices (`hash % slices`), one pass each, so that a pass holds at most
     // about `IDS_PER_PASS` hashes however many requests there are. The rows of the log
     // bound the ids (polars reads a Parquet file's from its metadata).
     let rows = stats::collect(lf.clone().select([len().cast(DataType::UInt64)]))?;
     let rows = rows.column("len")?.u64()?.get(0).unwrap_or(0);
     let slices = rows.div_ceil(ids_per_pass).max(1);
-    let in_slice = |k: u64| {
-        if slices == 1 {
-            lit(true)
-        } else {
-            (col("__id_hash") % lit(slices)).eq(lit(k))
-        }
-    };
+    let with_id = with_id(lf);
     // A slice's fingerprints, in parts by their top bits, each part sorted: one seen twice
     // is next to itself. 4 bytes an id hold far less than a hash table of every id with
     // its count, and one function over each morsel fills the parts (a polars sort of the
@@ -224,39 +277,95 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
         let parts = std::mem::take(&mut *stats::lock(&parts));
         seen_twice.extend(parts.seen_twice());
     }
-    let fingerprints = Series::new("__fingerprint".into(), seen_twice);
-    if fingerprints.is_empty() {
-        return Ok(Duplicates {
-            ids: Series::new_empty("request_id".into(), &DataType::String),
-            pairs: vec![],
-            rows,
-        });
-    }
-    let file = || col(FILE_INDEX).cast(DataType::Int64);
-    let confirmed = stats::collect(
-        with_id
-            .clone()
-            .filter(stats::member_of(
-                fingerprint_expr(hash.clone()),
-                &fingerprints,
+    // Two slices' hashes may share a fingerprint.
+    seen_twice.sort_unstable();
+    seen_twice.dedup();
+    Ok(Candidates {
+        fingerprints: Series::new("__fingerprint".into(), seen_twice),
+        rows,
+        slices,
+    })
+}
+
+impl Candidates {
+    /// The flag of a row whose id has a candidate fingerprint.
+    pub fn flag(&self) -> Expr {
+        if self.fingerprints.is_empty() {
+            return lit(false);
+        }
+        col("request_id")
+            .is_not_null()
+            .and(stats::member_of(
+                fingerprint_expr(id_hash()),
+                &self.fingerprints,
             ))
-            .group_by([id])
-            .agg([
-                len().alias("__n"),
-                file().min().alias("__a"),
-                file().max().alias("__b"),
-                file().n_unique().cast(DataType::Int64).alias("__files"),
-            ])
-            .filter(col("__n").gt(lit(1)))
-            .sort(["request_id"], Default::default()),
-    )?;
-    let ids = confirmed
-        .column("request_id")?
-        .as_materialized_series()
-        .clone();
+            .fill_null(lit(false))
+    }
+
+    /// The query that confirms them, on the log `lf` they were found in, whose rows
+    /// `flagged` holds `flag` of (the expression, or a column of `lf` computed from it):
+    /// one row per id among the flagged rows, with its rows (`__n`) and the files holding
+    /// it, sorted by id. None where there is no candidate.
+    pub fn confirm_query(&self, lf: LazyFrame, flagged: Expr) -> Option<LazyFrame> {
+        if self.fingerprints.is_empty() {
+            return None;
+        }
+        let file = || col(FILE_INDEX).cast(DataType::Int64);
+        Some(
+            lf.filter(flagged)
+                .group_by([col("request_id")])
+                .agg([
+                    len().alias("__n"),
+                    file().min().alias("__a"),
+                    file().max().alias("__b"),
+                    file().n_unique().cast(DataType::Int64).alias("__files"),
+                ])
+                .sort(["request_id"], Default::default()),
+        )
+    }
+
+    /// The duplicates, from `confirm_query`'s frame (`confirmed`; any frame where there
+    /// is no candidate) on the log `lf`: the ids among them seen more than once (a
+    /// fingerprint shared by two ids seen once each is no duplicate).
+    pub fn confirmed(&self, lf: LazyFrame, confirmed: DataFrame) -> PolarsResult<Duplicates> {
+        let rows = self.rows;
+        if self.fingerprints.is_empty() {
+            return Ok(Duplicates {
+                ids: Series::new_empty("request_id".into(), &DataType::String),
+                pairs: vec![],
+                rows,
+                flagged: 0,
+            });
+        }
+        let confirmed = stats::collect(confirmed.lazy().filter(col("__n").gt(lit(1))))?;
+        let ids = confirmed
+            .column("request_id")?
+            .as_materialized_series()
+            .clone();
+        let flagged = confirmed
+            .column("__n")?
+            .cast(&DataType::UInt64)?
+            .u64()?
+            .sum()
+            .unwrap_or(0);
+        let pairs = pairs(with_id(lf), &confirmed, self.slices)?;
+        Ok(Duplicates {
+            ids,
+            pairs,
+            rows,
+            flagged,
+        })
+    }
+}
+
+/// Per pair of files, the confirmed ids (`confirmed`: one row per id, with its files)
+/// both hold, with the number of distinct ids of each (a pass per slice of the hashes,
+/// only where some id is in two files).
+fn pairs(with_id: LazyFrame, confirmed: &DataFrame, slices: u64) -> PolarsResult<Vec<SharedIds>> {
     // Ids in exactly two files, counted per pair: one row per pair.
     let per_pair = stats::collect(
         confirmed
+            .clone()
             .lazy()
             .filter(col("__files").eq(lit(2i64)))
             .group_by([col("__a"), col("__b")])
@@ -264,12 +373,16 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
             .sort(["__a", "__b"], Default::default()),
     )?;
     if per_pair.height() == 0 {
-        return Ok(Duplicates {
-            ids,
-            pairs: vec![],
-            rows,
-        });
+        return Ok(vec![]);
     }
+    let file = || col(FILE_INDEX).cast(DataType::Int64);
+    let in_slice = |k: u64| {
+        if slices == 1 {
+            lit(true)
+        } else {
+            (col("__id_hash") % lit(slices)).eq(lit(k))
+        }
+    };
     // Distinct ids per file, by their hashes (a file may repeat an id of its own), summed
     // over the slices (a pass each, as above).
     let mut per_file: std::collections::BTreeMap<i64, u64> = Default::default();
@@ -277,7 +390,7 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
         let df = stats::collect(
             with_id
                 .clone()
-                .with_column(hash.clone())
+                .with_column(id_hash())
                 .filter(in_slice(k))
                 .group_by([file().alias("__f")])
                 .agg([col("__id_hash")
@@ -298,7 +411,7 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
         per_pair.column("__b")?.i64()?,
     );
     let shared = per_pair.column("__shared")?.u64()?;
-    let pairs = (0..per_pair.height())
+    Ok((0..per_pair.height())
         .filter_map(|i| {
             let (fa, fb) = (a.get(i)?, b.get(i)?);
             Some(SharedIds {
@@ -309,8 +422,7 @@ fn duplicates_sliced(lf: LazyFrame, ids_per_pass: u64) -> PolarsResult<Duplicate
                 b_ids: ids_in(fb),
             })
         })
-        .collect();
-    Ok(Duplicates { ids, pairs, rows })
+        .collect())
 }
 
 /// The fingerprints (`fingerprint`) of one pass of `duplicate_ids`: 2^PART_BITS parts,
@@ -367,14 +479,15 @@ fn fingerprint_expr(hash: Expr) -> Expr {
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);
-/// `duplicates` are the ids `duplicate_ids` found (`None`: not looked for, and the flag is
+/// `duplicate` is the duplicate-id flag (`Duplicates::flag`, or `Candidates::flag` where
+/// every candidate is confirmed to be one id; `None`: not looked for, and the flag is
 /// null). `present` says whether some input maps a field: a field no input maps is null in
 /// every row and can flag nothing, so the checks leave it out rather than compare a column
 /// of nulls on every request.
 pub fn apply(
     rules: &RuleSet,
     lf: LazyFrame,
-    duplicates: Option<Series>,
+    duplicate: Option<Expr>,
     present: &dyn Fn(&str) -> bool,
 ) -> LazyFrame {
     let points: Vec<_> = catalogue::t0_points_in_order()
@@ -432,12 +545,8 @@ pub fn apply(
         lit(false)
     };
 
-    let dup = match duplicates {
-        // Not looked for (`plan::Scope::Request`'s whole log): unknown, not "no".
-        None => lit(NULL).cast(DataType::Boolean),
-        Some(d) if d.is_empty() => lit(false),
-        Some(d) => stats::member_of(col("request_id"), &d).fill_null(lit(false)),
-    };
+    // Not looked for (`plan::Scope::Request`'s whole log): unknown, not "no".
+    let dup = duplicate.unwrap_or_else(|| lit(NULL).cast(DataType::Boolean));
 
     let unparsed = any(fields()
         .filter(|f| !matches!(f.kind, Kind::Label))
@@ -658,6 +767,44 @@ mod tests {
         assert_eq!(got, ["x", "y"]);
         // All in one file: no pair of files shares them.
         assert!(dups.pairs.is_empty());
+        // Their four rows are flagged; the examples are the smallest ids.
+        assert_eq!(dups.flagged, 4);
+        let examples: Vec<String> = dups
+            .examples()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.key)
+            .collect();
+        assert_eq!(examples, ["x", "y"]);
+    }
+
+    /// Two ids seen once each that share a fingerprint (as 48 bits of 10M ids' hashes
+    /// nearly always do somewhere) are no duplicates: the confirmation by the ids drops
+    /// them, from the ids, the flagged rows and the examples alike.
+    #[test]
+    fn a_shared_fingerprint_is_no_duplicate() {
+        let lf = df!("request_id" => ["a", "b", "a", "c"], FILE_INDEX => [0u32; 4])
+            .unwrap()
+            .lazy();
+        let candidates = Candidates {
+            fingerprints: Series::new("__fingerprint".into(), [1u64, 2]),
+            rows: 4,
+            slices: 1,
+        };
+        // What `confirm_query` finds: "a" twice; "b" and "c" once, under one fingerprint.
+        let confirmed = df!(
+            "request_id" => ["a", "b", "c"],
+            "__n" => [2u32, 1, 1],
+            "__a" => [0i64; 3],
+            "__b" => [0i64; 3],
+            "__files" => [1i64; 3],
+        )
+        .unwrap();
+        let d = candidates.confirmed(lf, confirmed).unwrap();
+        let ids: Vec<&str> = d.ids.str().unwrap().iter().flatten().collect();
+        assert_eq!(ids, ["a"]);
+        assert_eq!(d.flagged, 2);
+        assert_eq!(d.examples().unwrap().len(), 1);
     }
 
     /// In slices (a pass per slice of the hashes, as on a log of many millions of ids)

@@ -227,6 +227,40 @@ fn overlapping_inputs_are_named_on_stderr() {
     assert!(!json.contains("overlapping_inputs"));
 }
 
+/// The duplicate-id check gives the same rows, examples and overlapping inputs whether its
+/// confirmation rides on the summary's first pass (the whole log) or runs before it (an
+/// incident window, here one holding every request, flags within it the ids the whole log
+/// repeats).
+#[test]
+fn duplicates_confirmed_on_the_first_pass_are_those_confirmed_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.parquet");
+    std::fs::copy(root().join(GATEWAY), &copy).unwrap();
+    let copy = copy.to_str().unwrap();
+    for inputs in [vec![GATEWAY], vec![GATEWAY, copy]] {
+        let mut args = vec!["analyze"];
+        args.extend(&inputs);
+        args.extend(["--format", "json"]);
+        let (json, _) = run(&args, 0);
+        let whole: serde_json::Value = serde_json::from_str(&json).unwrap();
+        args.extend(["--since", "1970-01-01T00:00:00Z"]);
+        let (json, _) = run(&args, 0);
+        let windowed: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let check = |v: &serde_json::Value| {
+            v["quality"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|q| q["check"] == "duplicate_id")
+                .cloned()
+                .unwrap()
+        };
+        assert_eq!(check(&whole), check(&windowed), "{inputs:?}");
+        assert_eq!(whole["overlapping_inputs"], windowed["overlapping_inputs"]);
+        assert!(check(&whole)["count"].as_u64().unwrap() >= 2, "{whole}");
+    }
+}
+
 /// `--by` a column no input has: a warning on stderr (one `(none)` group on stdout), exit
 /// 2 under `analyze --strict`; `compare --split` on it is refused.
 #[test]

@@ -21,32 +21,21 @@ use polars_arrow::array::BooleanArray;
 use polars_arrow::bitmap::Bitmap;
 use polars_arrow::compute::utils::combine_validities_and;
 
-/// A comparison operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Eq,
-    NotEq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
-}
+use crate::ruleset::types::Cmp;
 
-impl Op {
-    /// The operator with its sides swapped: `a op b` is `b op.flipped() a`.
-    fn flipped(self) -> Op {
-        match self {
-            Op::Eq | Op::NotEq => self,
-            Op::Lt => Op::Gt,
-            Op::LtEq => Op::GtEq,
-            Op::Gt => Op::Lt,
-            Op::GtEq => Op::LtEq,
-        }
+/// The operator with its sides swapped: `a op b` is `b flipped(op) a`.
+fn flipped(op: Cmp) -> Cmp {
+    match op {
+        Cmp::Eq | Cmp::NotEq => op,
+        Cmp::Lt => Cmp::Gt,
+        Cmp::LtEq => Cmp::GtEq,
+        Cmp::Gt => Cmp::Lt,
+        Cmp::GtEq => Cmp::LtEq,
     }
 }
 
 /// `a op b`, as polars' `a.gt(b)` (and the others) evaluates it, named as `a`.
-pub fn compare(a: Expr, op: Op, b: Expr) -> Expr {
+pub fn compare(a: Expr, op: Cmp, b: Expr) -> Expr {
     a.map_many(
         move |cols: &mut [Column]| columns(&cols[0], op, &cols[1]),
         &[b],
@@ -145,22 +134,22 @@ pub fn words_of(bits: &Bitmap) -> Vec<u64> {
 }
 
 /// `a op b` of one morsel's columns (either may be a literal's one value).
-fn columns(a: &Column, op: Op, b: &Column) -> PolarsResult<Column> {
+fn columns(a: &Column, op: Cmp, b: &Column) -> PolarsResult<Column> {
     let name = a.name().clone();
     if a.dtype() != &DataType::Float64 || b.dtype() != &DataType::Float64 {
         let out = match op {
-            Op::Eq => a.equal(b),
-            Op::NotEq => a.not_equal(b),
-            Op::Lt => a.lt(b),
-            Op::LtEq => a.lt_eq(b),
-            Op::Gt => a.gt(b),
-            Op::GtEq => a.gt_eq(b),
+            Cmp::Eq => a.equal(b),
+            Cmp::NotEq => a.not_equal(b),
+            Cmp::Lt => a.lt(b),
+            Cmp::LtEq => a.lt_eq(b),
+            Cmp::Gt => a.gt(b),
+            Cmp::GtEq => a.gt_eq(b),
         }?;
         return Ok(out.with_name(name).into_column());
     }
     let out = match (one_value(a), one_value(b)) {
         (None, Some(y)) => with_value(a.f64()?, op, y),
-        (Some(x), None) => with_value(b.f64()?, op.flipped(), x),
+        (Some(x), None) => with_value(b.f64()?, flipped(op), x),
         // A value against a value, repeated to the longer side's rows.
         (Some(x), Some(y)) => {
             let one = with_value(
@@ -186,19 +175,19 @@ fn one_value(c: &Column) -> Option<Option<f64>> {
 }
 
 /// `x op y` for every `x` of `xs`.
-fn with_value(xs: &Float64Chunked, op: Op, y: Option<f64>) -> BooleanChunked {
+fn with_value(xs: &Float64Chunked, op: Cmp, y: Option<f64>) -> BooleanChunked {
     let Some(y) = y else {
         return BooleanChunked::full_null(xs.name().clone(), xs.len());
     };
     let chunks = xs.downcast_iter().map(|arr| {
         let v = arr.values().as_slice();
         let values = match op {
-            Op::Eq => words(v, |x| eq(x, y)),
-            Op::NotEq => words(v, |x| !eq(x, y)),
-            Op::Lt => words(v, |x| !ge(x, y)),
-            Op::LtEq => words(v, |x| ge(y, x)),
-            Op::Gt => words(v, |x| !ge(y, x)),
-            Op::GtEq => words(v, |x| ge(x, y)),
+            Cmp::Eq => words(v, |x| eq(x, y)),
+            Cmp::NotEq => words(v, |x| !eq(x, y)),
+            Cmp::Lt => words(v, |x| !ge(x, y)),
+            Cmp::LtEq => words(v, |x| ge(y, x)),
+            Cmp::Gt => words(v, |x| !ge(y, x)),
+            Cmp::GtEq => words(v, |x| ge(x, y)),
         };
         BooleanArray::new(ArrowDataType::Boolean, values, arr.validity().cloned())
     });
@@ -206,7 +195,7 @@ fn with_value(xs: &Float64Chunked, op: Op, y: Option<f64>) -> BooleanChunked {
 }
 
 /// `x op y` row by row.
-fn pairwise(xs: &Float64Chunked, op: Op, ys: &Float64Chunked) -> PolarsResult<BooleanChunked> {
+fn pairwise(xs: &Float64Chunked, op: Cmp, ys: &Float64Chunked) -> PolarsResult<BooleanChunked> {
     polars_ensure!(
         xs.len() == ys.len(),
         ShapeMismatch: "comparing {} rows with {}", xs.len(), ys.len()
@@ -215,12 +204,12 @@ fn pairwise(xs: &Float64Chunked, op: Op, ys: &Float64Chunked) -> PolarsResult<Bo
     let (a, b) = (xs.downcast_as_array(), ys.downcast_as_array());
     let (x, y) = (a.values().as_slice(), b.values().as_slice());
     let values = match op {
-        Op::Eq => words2(x, y, eq),
-        Op::NotEq => words2(x, y, |x, y| !eq(x, y)),
-        Op::Lt => words2(x, y, |x, y| !ge(x, y)),
-        Op::LtEq => words2(x, y, |x, y| ge(y, x)),
-        Op::Gt => words2(x, y, |x, y| !ge(y, x)),
-        Op::GtEq => words2(x, y, ge),
+        Cmp::Eq => words2(x, y, eq),
+        Cmp::NotEq => words2(x, y, |x, y| !eq(x, y)),
+        Cmp::Lt => words2(x, y, |x, y| !ge(x, y)),
+        Cmp::LtEq => words2(x, y, |x, y| ge(y, x)),
+        Cmp::Gt => words2(x, y, |x, y| !ge(y, x)),
+        Cmp::GtEq => words2(x, y, ge),
     };
     let validity = combine_validities_and(a.validity(), b.validity());
     let arr = BooleanArray::new(ArrowDataType::Boolean, values, validity);
@@ -283,16 +272,16 @@ fn words2(xs: &[f64], ys: &[f64], f: impl Fn(f64, f64) -> bool) -> Bitmap {
 mod tests {
     use super::*;
 
-    const OPS: [Op; 6] = [Op::Eq, Op::NotEq, Op::Lt, Op::LtEq, Op::Gt, Op::GtEq];
+    const OPS: [Cmp; 6] = [Cmp::Eq, Cmp::NotEq, Cmp::Lt, Cmp::LtEq, Cmp::Gt, Cmp::GtEq];
 
-    fn polars_op(a: Expr, op: Op, b: Expr) -> Expr {
+    fn polars_op(a: Expr, op: Cmp, b: Expr) -> Expr {
         match op {
-            Op::Eq => a.eq(b),
-            Op::NotEq => a.neq(b),
-            Op::Lt => a.lt(b),
-            Op::LtEq => a.lt_eq(b),
-            Op::Gt => a.gt(b),
-            Op::GtEq => a.gt_eq(b),
+            Cmp::Eq => a.eq(b),
+            Cmp::NotEq => a.neq(b),
+            Cmp::Lt => a.lt(b),
+            Cmp::LtEq => a.lt_eq(b),
+            Cmp::Gt => a.gt(b),
+            Cmp::GtEq => a.gt_eq(b),
         }
     }
 
@@ -340,32 +329,13 @@ mod tests {
         ];
         for (a, b) in sides {
             for op in OPS {
-                let ours = df
-                    .clone()
-                    .lazy()
-                    .select([compare(a.clone(), op, b.clone()).alias("c")])
-                    .collect()
-                    .unwrap();
-                let theirs = df
-                    .clone()
-                    .lazy()
-                    .select([polars_op(a.clone(), op, b.clone()).alias("c")])
-                    .collect()
-                    .unwrap();
+                let rows = |e: Expr| -> Vec<Option<bool>> {
+                    let out = df.clone().lazy().select([e.alias("c")]).collect().unwrap();
+                    out.column("c").unwrap().bool().unwrap().iter().collect()
+                };
                 assert_eq!(
-                    ours.column("c")
-                        .unwrap()
-                        .bool()
-                        .unwrap()
-                        .iter()
-                        .collect::<Vec<_>>(),
-                    theirs
-                        .column("c")
-                        .unwrap()
-                        .bool()
-                        .unwrap()
-                        .iter()
-                        .collect::<Vec<_>>(),
+                    rows(compare(a.clone(), op, b.clone())),
+                    rows(polars_op(a.clone(), op, b.clone())),
                     "{a:?} {op:?} {b:?}"
                 );
             }
@@ -442,7 +412,7 @@ mod tests {
         let df = frame();
         let out = df
             .lazy()
-            .select([compare(col("x"), Op::Gt, lit(1.0))])
+            .select([compare(col("x"), Cmp::Gt, lit(1.0))])
             .collect()
             .unwrap();
         assert_eq!(out.get_column_names(), ["x"]);

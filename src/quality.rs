@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use polars::prelude::*;
 
 use crate::catalogue::{self, Kind, FIELDS};
-use crate::kernels::{compare, Op};
+use crate::kernels::compare;
+use crate::ruleset::types::Cmp;
 use crate::ruleset::RuleSet;
 use crate::source::{FILE_INDEX, ROW_COL, SOURCE_COL, UNPARSED_PREFIX, UNREADABLE_COL};
 use crate::stats;
@@ -497,7 +498,7 @@ pub fn apply(
     let mut order = vec![];
     for (i, a) in points.iter().enumerate() {
         for b in &points[i + 1..] {
-            order.push(compare(col(a.name), Op::Gt, col(b.name)));
+            order.push(compare(col(a.name), Cmp::Gt, col(b.name)));
         }
     }
     let fields = || FIELDS.iter().filter(|f| present(f.name));
@@ -508,11 +509,11 @@ pub fn apply(
         .collect();
     let negative = any(timing
         .iter()
-        .map(|n| compare(col(*n), Op::Lt, lit(0.0)))
+        .map(|n| compare(col(*n), Cmp::Lt, lit(0.0)))
         .collect());
     let implausible = any(fields()
         .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase | Kind::Duration))
-        .map(|f| compare(col(f.name), Op::Gt, lit(MAX_PLAUSIBLE_MS)))
+        .map(|f| compare(col(f.name), Cmp::Gt, lit(MAX_PLAUSIBLE_MS)))
         .collect());
 
     let all_points: Vec<(&str, catalogue::Event)> = fields()
@@ -527,9 +528,9 @@ pub fn apply(
         let later: Vec<Expr> = all_points
             .iter()
             .filter(|(_, m)| m > marks && m.clock() == marks.clock())
-            .map(|(n, _)| compare(col(*n), Op::Gt, lit(0.0)))
+            .map(|(n, _)| compare(col(*n), Cmp::Gt, lit(0.0)))
             .collect();
-        zeros.push(compare(col(*name), Op::Eq, lit(0.0)).and(any(later)));
+        zeros.push(compare(col(*name), Cmp::Eq, lit(0.0)).and(any(later)));
     }
 
     let tps = if tps_check_available(rules) {
@@ -537,10 +538,10 @@ pub fn apply(
         let logged = col("visible_output_tps");
         let re = col(RECOMPUTED_TPS_METRIC);
         let diff = logged.clone() - re.clone();
-        let abs = when(compare(diff.clone(), Op::Lt, lit(0.0)))
+        let abs = when(compare(diff.clone(), Cmp::Lt, lit(0.0)))
             .then(lit(0.0) - diff.clone())
             .otherwise(diff);
-        compare(abs, Op::Gt, lit(tol) * re).fill_null(lit(false))
+        compare(abs, Cmp::Gt, lit(tol) * re).fill_null(lit(false))
     } else {
         lit(false)
     };

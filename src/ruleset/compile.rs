@@ -8,7 +8,7 @@ use polars::prelude::*;
 
 use super::types::{Arith, Cmp, Func, Node};
 use super::RuleSet;
-use crate::kernels::{compare, first_match, Op};
+use crate::kernels::{compare, first_match};
 
 /// Suffix of the flag column that marks a metric built on an estimate.
 pub const ESTIMATED_SUFFIX: &str = "_estimated";
@@ -58,22 +58,12 @@ impl<'a> Compiler<'a> {
                     Arith::Mul => a * b,
                     // Division by zero gives null, not infinity: a per-token figure for a
                     // one-token response is undefined, not infinite.
-                    Arith::Div => when(compare(b.clone(), Op::Eq, lit(0.0)))
+                    Arith::Div => when(compare(b.clone(), Cmp::Eq, lit(0.0)))
                         .then(lit(NULL).cast(DataType::Float64))
                         .otherwise(a / b),
                 }
             }
-            Node::Cmp(op, a, b) => {
-                let (a, b) = (self.value(a), self.value(b));
-                match op {
-                    Cmp::Eq => compare(a, Op::Eq, b),
-                    Cmp::NotEq => compare(a, Op::NotEq, b),
-                    Cmp::Lt => compare(a, Op::Lt, b),
-                    Cmp::LtEq => compare(a, Op::LtEq, b),
-                    Cmp::Gt => compare(a, Op::Gt, b),
-                    Cmp::GtEq => compare(a, Op::GtEq, b),
-                }
-            }
+            Node::Cmp(op, a, b) => compare(self.value(a), *op, self.value(b)),
             Node::And(a, b) => self.value(a).and(self.value(b)),
             Node::Or(a, b) => self.value(a).or(self.value(b)),
             Node::Not(a) => self.value(a).not(),

@@ -303,10 +303,10 @@ impl Candidates {
             .fill_null(lit(false))
     }
 
-    /// The query that confirms them, on the log `lf` they were found in, whose rows
-    /// `flagged` holds `flag` of (the expression, or a column of `lf` computed from it):
-    /// one row per id among the flagged rows, with its rows (`__n`) and the files holding
-    /// it, sorted by id. None where there is no candidate.
+    /// The query that confirms them on the log `lf` they were found in (`flagged`: `flag`,
+    /// or a column of `lf` holding it): one row per id among the flagged rows, with its
+    /// rows (`__n`) and the files holding it, sorted by id. None where there is no
+    /// candidate.
     pub fn confirm_query(&self, lf: LazyFrame, flagged: Expr) -> Option<LazyFrame> {
         if self.fingerprints.is_empty() {
             return None;
@@ -480,11 +480,11 @@ fn fingerprint_expr(hash: Expr) -> Expr {
 }
 
 /// Adds the `dq_*` columns. Runs after the rule table (the TPS check uses its metric);
-/// `duplicate` is the duplicate-id flag (`Duplicates::flag`, or `Candidates::flag` where
-/// every candidate is confirmed to be one id; `None`: not looked for, and the flag is
-/// null). `present` says whether some input maps a field: a field no input maps is null in
-/// every row and can flag nothing, so the checks leave it out rather than compare a column
-/// of nulls on every request.
+/// `duplicate` is the duplicate-id flag (`Duplicates::flag`; on a summary's first pass,
+/// which confirms them, its candidates' `Candidates::flag`: `plan::Scope::Summary`; `None`:
+/// not looked for, and the flag is null). `present` says whether some input maps a field:
+/// a field no input maps is null in every row and can flag nothing, so the checks leave it
+/// out rather than compare a column of nulls on every request.
 pub fn apply(
     rules: &RuleSet,
     lf: LazyFrame,

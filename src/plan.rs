@@ -63,8 +63,10 @@ pub struct Plan {
     since: Option<i64>,
     until: Option<i64>,
     /// `Scope::Summary`: the duplicate ids' candidates, to be confirmed on the summary's
-    /// first pass (`Plan::confirm_query`, `Plan::settle`).
-    confirming: Option<Confirming>,
+    /// first pass (`Plan::confirm_query`, `Plan::settle`). Until then `dq_duplicate_id`
+    /// flags the rows whose id has a candidate fingerprint (`quality::Candidates::flag`),
+    /// which the confirmation reads.
+    confirming: Option<quality::Candidates>,
 }
 
 /// Whether `Scope::Summary` confirms the duplicate ids on the summary's first pass: where
@@ -73,13 +75,12 @@ fn summary_confirms(opts: &Options) -> bool {
     opts.since.is_none() && opts.until.is_none() && opts.on_bad_row != BadRowPolicy::Skip
 }
 
-/// The confirmation `Scope::Summary` leaves to the summary's first pass. Until it is
-/// settled, `dq_duplicate_id` flags the rows whose id has a candidate fingerprint
-/// (`quality::Candidates::flag`), which the confirmation reads.
-struct Confirming {
-    candidates: quality::Candidates,
-    /// The input files, in order.
-    names: Vec<String>,
+/// The input files' names, in order.
+fn input_names(inputs: &[Input]) -> Vec<String> {
+    inputs
+        .iter()
+        .map(|i| i.path.display().to_string())
+        .collect()
 }
 
 /// What a plan is built for.
@@ -158,24 +159,17 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
     let around = loaded
         .around
         .map(|a| (derive(ids::apply(a.lf, &id_policy)), a.extent));
-    let names: Vec<String> = inputs
-        .iter()
-        .map(|i| i.path.display().to_string())
-        .collect();
     let mut confirming = None;
     let (duplicates, request) = match (request, scope) {
         (None, Scope::Summary) if summary_confirms(opts) => {
             let c = quality::candidates(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
             let (flag, rows) = (c.flag(), c.rows);
-            confirming = Some(Confirming {
-                candidates: c,
-                names: names.clone(),
-            });
+            confirming = Some(c);
             (Some((flag, rows, None)), None)
         }
         (None, _) => {
             let d = quality::duplicate_ids(lf.clone()).map_err(|e| read_error(&inputs, &e))?;
-            let overlap = quality::overlap(&d, &names);
+            let overlap = quality::overlap(&d, &input_names(&inputs));
             (Some((d.flag(), d.rows, overlap)), None)
         }
         (Some(r), _) => {
@@ -256,9 +250,9 @@ impl Plan {
     /// `Scope::Summary`'s query confirming the duplicate ids' candidates, to run on the
     /// summary's first pass; none where there is nothing to confirm.
     pub fn confirm_query(&self) -> Option<LazyFrame> {
-        let c = self.confirming.as_ref()?;
         let flag = quality::column(&quality::DUPLICATE_ID);
-        c.candidates
+        self.confirming
+            .as_ref()?
             .confirm_query(self.lf.clone(), col(flag.as_str()))
     }
 
@@ -270,8 +264,8 @@ impl Plan {
         let Some(c) = self.confirming.take() else {
             return Ok(None);
         };
-        let d = c.candidates.confirmed(self.lf.clone(), confirmed)?;
-        self.overlap = quality::overlap(&d, &c.names);
+        let d = c.confirmed(self.lf.clone(), confirmed)?;
+        self.overlap = quality::overlap(&d, &input_names(&self.inputs));
         let flag = || {
             d.flag()
                 .alias(quality::column(&quality::DUPLICATE_ID).as_str())
@@ -340,11 +334,7 @@ impl Plan {
         }
         let span = window::span(self.unwindowed.clone(), "timestamp", self.since, self.until)
             .map_err(|e| self.read_error(&e))?;
-        let names: Vec<String> = self
-            .inputs
-            .iter()
-            .map(|i| i.path.display().to_string())
-            .collect();
+        let names = input_names(&self.inputs);
         Ok(window::empty(
             self.since,
             self.until,

@@ -11,6 +11,12 @@
 //! −0 equal to 0). Any other pair of types goes to polars' comparison of the two columns,
 //! which the expression would have called.
 //!
+//! Tests (`holds`): a data-quality check is a test of many comparisons of the same few
+//! timing columns (is any point after a later one, any timing negative, …). As polars
+//! expressions, each comparison, `and`, `or` and `fill_null` built a column of every
+//! request; here the whole test is evaluated a word of 64 requests at a time, each column
+//! read once.
+//!
 //! The first match: polars evaluates `when(c0).then(0).when(c1).then(1)…` as one
 //! `if_then_else` per rule, each building a column of every request; here the rules' bits
 //! are read a word at a time and each request's index written once.
@@ -114,6 +120,210 @@ impl Bits {
             Bits::Words(words) => words[w],
         }
     }
+}
+
+/// One side of a `Test`'s comparison: a column or a value.
+#[derive(Debug, Clone)]
+pub enum Side {
+    Column(String),
+    Value(f64),
+}
+
+/// A test of a request's values that either holds or not, never unknown: a comparison
+/// holds where both its sides are present and compare so (in polars' total order, as
+/// `compare`); `All` where each of its tests holds, `Any` where one does. The tests are
+/// monotone (no negation), so a test holds exactly where the polars expression built of
+/// `compare`, `and` and `or` with its nulls read as false (`fill_null(false)`) is true.
+#[derive(Debug, Clone)]
+pub enum Test {
+    Cmp(String, Cmp, Side),
+    All(Vec<Test>),
+    Any(Vec<Test>),
+}
+
+/// `Test` with its columns as positions among the inputs of `holds`' function.
+enum Indexed {
+    Cmp(usize, Cmp, Option<usize>, f64),
+    All(Vec<Indexed>),
+    Any(Vec<Indexed>),
+}
+
+impl Test {
+    fn indexed(&self, names: &mut Vec<String>) -> Indexed {
+        let mut at = |name: &String| match names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                names.push(name.clone());
+                names.len() - 1
+            }
+        };
+        match self {
+            Test::Cmp(a, op, Side::Column(b)) => Indexed::Cmp(at(a), *op, Some(at(b)), 0.0),
+            Test::Cmp(a, op, Side::Value(y)) => Indexed::Cmp(at(a), *op, None, *y),
+            Test::All(tests) => Indexed::All(tests.iter().map(|t| t.indexed(names)).collect()),
+            Test::Any(tests) => Indexed::Any(tests.iter().map(|t| t.indexed(names)).collect()),
+        }
+    }
+}
+
+/// Where `test` holds, as a boolean column without nulls: every column it reads is read
+/// once per morsel, 64 rows at a time, each comparison a word of results and each `All`
+/// and `Any` a word operation, where the polars expression builds a boolean column (and
+/// its validity) per comparison and per `and`, `or` and `fill_null`. The columns are
+/// floats (timings); another type is cast to one first.
+pub fn holds(test: &Test) -> Expr {
+    let mut names = vec![];
+    let indexed = test.indexed(&mut names);
+    let inputs: Vec<Expr> = names.iter().map(|n| col(n.as_str())).collect();
+    let Some((first, rest)) = inputs.split_first() else {
+        // A test of no columns: an `All` or `Any` of nothing.
+        return lit(matches!(test, Test::All(_)));
+    };
+    first.clone().map_many(
+        move |cols: &mut [Column]| held(cols, &indexed),
+        rest,
+        |_, fields| Ok(Field::new(fields[0].name().clone(), DataType::Boolean)),
+    )
+}
+
+/// A column of `holds`' function: its values and the words of its validity (none: all
+/// present).
+struct Floats {
+    values: Float64Chunked,
+    valid: Option<Vec<u64>>,
+}
+
+impl Floats {
+    fn of(c: &Column, height: usize) -> PolarsResult<Floats> {
+        let c = crate::stats::at_height(c, height).cast(&DataType::Float64)?;
+        let values = c.f64()?.rechunk().into_owned();
+        let valid = match values.null_count() {
+            0 => None,
+            _ => values.downcast_as_array().validity().map(words_of),
+        };
+        Ok(Floats { values, valid })
+    }
+
+    fn slice(&self, w: usize) -> &[f64] {
+        let v = self.values.downcast_as_array().values().as_slice();
+        &v[w * 64..v.len().min(w * 64 + 64)]
+    }
+
+    fn valid(&self, w: usize) -> u64 {
+        self.valid.as_ref().map_or(u64::MAX, |v| v[w])
+    }
+}
+
+/// `holds`' function of one morsel's columns.
+fn held(cols: &[Column], test: &Indexed) -> PolarsResult<Column> {
+    let height = cols.iter().map(Column::len).max().unwrap_or(0);
+    let floats = cols
+        .iter()
+        .map(|c| Floats::of(c, height))
+        .collect::<PolarsResult<Vec<_>>>()?;
+    let words: Vec<u64> = (0..height.div_ceil(64))
+        .map(|w| word(test, &floats, w))
+        .collect();
+    let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    bytes.truncate(height.div_ceil(8));
+    let values = Bitmap::from_u8_vec(bytes, height);
+    let arr = BooleanArray::new(ArrowDataType::Boolean, values, None);
+    Ok(BooleanChunked::with_chunk(cols[0].name().clone(), arr).into_column())
+}
+
+/// The rows of word `w` (64 rows) where `test` holds. `All` stops at a word where none
+/// holds and `Any` at one where all do: the tests after them cannot change it.
+fn word(test: &Indexed, floats: &[Floats], w: usize) -> u64 {
+    match test {
+        Indexed::Cmp(a, op, b, y) => {
+            let (fa, xs) = (&floats[*a], floats[*a].slice(w));
+            match b {
+                Some(b) => {
+                    let ys = floats[*b].slice(w);
+                    let bits = match op {
+                        Cmp::Eq => pack2(xs, ys, eq),
+                        Cmp::NotEq => pack2(xs, ys, |x, y| !eq(x, y)),
+                        Cmp::Lt => pack2(xs, ys, |x, y| !ge(x, y)),
+                        Cmp::LtEq => pack2(xs, ys, |x, y| ge(y, x)),
+                        Cmp::Gt => pack2(xs, ys, |x, y| !ge(y, x)),
+                        Cmp::GtEq => pack2(xs, ys, ge),
+                    };
+                    bits & fa.valid(w) & floats[*b].valid(w)
+                }
+                None => {
+                    let y = *y;
+                    let bits = match op {
+                        Cmp::Eq => pack(xs, |x| eq(x, y)),
+                        Cmp::NotEq => pack(xs, |x| !eq(x, y)),
+                        Cmp::Lt => pack(xs, |x| !ge(x, y)),
+                        Cmp::LtEq => pack(xs, |x| ge(y, x)),
+                        Cmp::Gt => pack(xs, |x| !ge(y, x)),
+                        Cmp::GtEq => pack(xs, |x| ge(x, y)),
+                    };
+                    bits & fa.valid(w)
+                }
+            }
+        }
+        Indexed::All(tests) => {
+            let mut all = u64::MAX;
+            for t in tests {
+                all &= word(t, floats, w);
+                if all == 0 {
+                    break;
+                }
+            }
+            all
+        }
+        Indexed::Any(tests) => {
+            let mut any = 0;
+            for t in tests {
+                any |= word(t, floats, w);
+                if any == u64::MAX {
+                    break;
+                }
+            }
+            any
+        }
+    }
+}
+
+/// `f` of up to 64 values, as a word (value i at bit i): a whole word in a loop of fixed
+/// length, which the compiler unrolls and vectorises.
+#[inline(always)]
+fn pack(xs: &[f64], f: impl Fn(f64) -> bool) -> u64 {
+    let mut word = 0u64;
+    match <&[f64; 64]>::try_from(xs) {
+        Ok(xs) => {
+            for (i, &x) in xs.iter().enumerate() {
+                word |= u64::from(f(x)) << i;
+            }
+        }
+        Err(_) => {
+            for (i, &x) in xs.iter().enumerate() {
+                word |= u64::from(f(x)) << i;
+            }
+        }
+    }
+    word
+}
+
+/// `f` of up to 64 pairs of values, as a word (`pack` of two slices of one length).
+#[inline(always)]
+fn pack2(xs: &[f64], ys: &[f64], f: impl Fn(f64, f64) -> bool) -> u64 {
+    let mut word = 0u64;
+    match (<&[f64; 64]>::try_from(xs), <&[f64; 64]>::try_from(ys)) {
+        (Ok(xs), Ok(ys)) => {
+            for i in 0..64 {
+                word |= u64::from(f(xs[i], ys[i])) << i;
+            }
+        }
+        _ => {
+            for (i, (&x, &y)) in xs.iter().zip(ys).enumerate() {
+                word |= u64::from(f(x, y)) << i;
+            }
+        }
+    }
+    word
 }
 
 /// A bitmap's words, 64 rows each (row i at bit i % 64 of word i / 64), the last one
@@ -403,6 +613,68 @@ mod tests {
             .unwrap();
         let i = crate::stats::at_height(out.column("i").unwrap(), n);
         assert!(i.u32().unwrap().iter().all(|v| v == Some(4)));
+    }
+
+    /// The polars expression a `Test` stands for: `compare`, `and`, `or`, nulls read as
+    /// false.
+    fn polars_test(t: &Test) -> Expr {
+        match t {
+            Test::Cmp(a, op, side) => {
+                let b = match side {
+                    Side::Column(b) => col(b.as_str()),
+                    Side::Value(y) => lit(*y),
+                };
+                compare(col(a.as_str()), *op, b).fill_null(lit(false))
+            }
+            Test::All(ts) => ts.iter().map(polars_test).fold(lit(true), |a, b| a.and(b)),
+            Test::Any(ts) => ts.iter().map(polars_test).fold(lit(false), |a, b| a.or(b)),
+        }
+    }
+
+    /// Tests of every operator against columns and values, nested `All` and `Any` (empty
+    /// ones too) and an integer column, hold exactly where their polars expressions are
+    /// true, row by row.
+    #[test]
+    fn tests_hold_where_their_polars_expressions_are_true() {
+        let df = frame();
+        let c = |a: &str, op: Cmp, b: &str| Test::Cmp(a.into(), op, Side::Column(b.into()));
+        let v = |a: &str, op: Cmp, y: f64| Test::Cmp(a.into(), op, Side::Value(y));
+        let mut tests = vec![];
+        for op in OPS {
+            tests.push(c("x", op, "y"));
+            tests.push(v("x", op, 0.0));
+            tests.push(v("y", op, -0.0));
+            tests.push(v("x", op, 3000.0));
+            tests.push(v("x", op, f64::NAN));
+            tests.push(v("k", op, 2.0));
+            tests.push(c("k", op, "x"));
+        }
+        tests.push(Test::Any(vec![
+            v("x", Cmp::Lt, 0.0),
+            v("y", Cmp::Lt, 0.0),
+            c("x", Cmp::Gt, "y"),
+        ]));
+        tests.push(Test::Any(vec![
+            Test::All(vec![
+                v("x", Cmp::Eq, 0.0),
+                Test::Any(vec![v("y", Cmp::Gt, 0.0)]),
+            ]),
+            Test::All(vec![v("y", Cmp::Eq, 0.0), Test::Any(vec![])]),
+            Test::All(vec![v("k", Cmp::GtEq, 3.0), c("y", Cmp::NotEq, "x")]),
+        ]));
+        tests.push(Test::All(vec![]));
+        tests.push(Test::Any(vec![]));
+        tests.push(Test::All(vec![v("x", Cmp::Gt, 1.0), Test::All(vec![])]));
+        for t in tests {
+            let rows = |e: Expr| -> Vec<Option<bool>> {
+                let out = df.clone().lazy().select([e.alias("c")]).collect().unwrap();
+                let c = crate::stats::at_height(out.column("c").unwrap(), df.height());
+                c.bool().unwrap().iter().collect()
+            };
+            let ours = rows(holds(&t));
+            assert!(ours.iter().all(Option::is_some), "{t:?}: never null");
+            assert_eq!(ours, rows(polars_test(&t)), "{t:?}");
+        }
     }
 
     /// The result keeps the left side's name, as polars' comparison does.

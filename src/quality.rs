@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use polars::prelude::*;
 
 use crate::catalogue::{self, Kind, FIELDS};
-use crate::kernels::compare;
+use crate::kernels::{compare, holds, Side, Test};
 use crate::ruleset::types::Cmp;
 use crate::ruleset::RuleSet;
 use crate::source::{FILE_INDEX, ROW_COL, SOURCE_COL, UNPARSED_PREFIX, UNREADABLE_COL};
@@ -491,6 +491,9 @@ pub fn apply(
     duplicate: Option<Expr>,
     present: &dyn Fn(&str) -> bool,
 ) -> LazyFrame {
+    // The checks on the timings are tests (`kernels::holds`): each reads its columns once,
+    // a word of 64 requests at a time, however many comparisons it makes of them.
+    let cmp = |a: &str, op: Cmp, b: Side| Test::Cmp(a.to_string(), op, b);
     let points: Vec<_> = catalogue::t0_points_in_order()
         .into_iter()
         .filter(|p| present(p.name))
@@ -498,7 +501,7 @@ pub fn apply(
     let mut order = vec![];
     for (i, a) in points.iter().enumerate() {
         for b in &points[i + 1..] {
-            order.push(compare(col(a.name), Cmp::Gt, col(b.name)));
+            order.push(cmp(a.name, Cmp::Gt, Side::Column(b.name.to_string())));
         }
     }
     let fields = || FIELDS.iter().filter(|f| present(f.name));
@@ -507,14 +510,18 @@ pub fn apply(
         .filter(|f| f.kind.is_timing())
         .map(|f| f.name)
         .collect();
-    let negative = any(timing
-        .iter()
-        .map(|n| compare(col(*n), Cmp::Lt, lit(0.0)))
-        .collect());
-    let implausible = any(fields()
-        .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase | Kind::Duration))
-        .map(|f| compare(col(f.name), Cmp::Gt, lit(MAX_PLAUSIBLE_MS)))
-        .collect());
+    let negative = Test::Any(
+        timing
+            .iter()
+            .map(|n| cmp(n, Cmp::Lt, Side::Value(0.0)))
+            .collect(),
+    );
+    let implausible = Test::Any(
+        fields()
+            .filter(|f| matches!(f.kind, Kind::Point { .. } | Kind::Phase | Kind::Duration))
+            .map(|f| cmp(f.name, Cmp::Gt, Side::Value(MAX_PLAUSIBLE_MS)))
+            .collect(),
+    );
 
     let all_points: Vec<(&str, catalogue::Event)> = fields()
         .filter_map(|f| match f.kind {
@@ -525,12 +532,15 @@ pub fn apply(
     let mut zeros = vec![];
     for (name, marks) in &all_points {
         // Later on the same clock: a client's first token says nothing of a gateway point.
-        let later: Vec<Expr> = all_points
+        let later: Vec<Test> = all_points
             .iter()
             .filter(|(_, m)| m > marks && m.clock() == marks.clock())
-            .map(|(n, _)| compare(col(*n), Cmp::Gt, lit(0.0)))
+            .map(|(n, _)| cmp(n, Cmp::Gt, Side::Value(0.0)))
             .collect();
-        zeros.push(compare(col(*name), Cmp::Eq, lit(0.0)).and(any(later)));
+        zeros.push(Test::All(vec![
+            cmp(name, Cmp::Eq, Side::Value(0.0)),
+            Test::Any(later),
+        ]));
     }
 
     let tps = if tps_check_available(rules) {
@@ -555,14 +565,14 @@ pub fn apply(
         .collect());
 
     lf.with_columns([
-        any(order).alias(column(&OUT_OF_ORDER).as_str()),
-        negative.alias(column(&NEGATIVE).as_str()),
-        any(zeros).alias(column(&ZERO_AS_MISSING).as_str()),
+        holds(&Test::Any(order)).alias(column(&OUT_OF_ORDER).as_str()),
+        holds(&negative).alias(column(&NEGATIVE).as_str()),
+        holds(&Test::Any(zeros)).alias(column(&ZERO_AS_MISSING).as_str()),
         tps.alias(column(&TPS_MISMATCH).as_str()),
         dup.alias(column(&DUPLICATE_ID).as_str()),
         unparsed.alias(column(&UNPARSED).as_str()),
         col(UNREADABLE_COL).alias(column(&UNREADABLE).as_str()),
-        implausible.alias(column(&IMPLAUSIBLE).as_str()),
+        holds(&implausible).alias(column(&IMPLAUSIBLE).as_str()),
     ])
 }
 

@@ -451,9 +451,11 @@ impl Parts {
 
     /// The fingerprints met more than once, in order, once each.
     fn seen_twice(self) -> Vec<u64> {
-        let mut found = vec![];
-        for (part, mut low) in self.0.into_iter().enumerate() {
+        // Each part sorted on its own, on the machine's threads.
+        let parts: Vec<(usize, Vec<u32>)> = self.0.into_iter().enumerate().collect();
+        stats::par_map(parts, |(part, mut low)| {
             low.sort_unstable();
+            let mut found = vec![];
             for w in low.windows(2) {
                 if w[0] == w[1] {
                     let f = ((part as u64) << 32) | u64::from(w[0]);
@@ -462,8 +464,9 @@ impl Parts {
                     }
                 }
             }
-        }
-        found
+            found
+        })
+        .concat()
     }
 }
 

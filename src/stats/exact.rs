@@ -113,6 +113,12 @@ pub type Counts = BTreeMap<i64, u64>;
 /// One level of grouping: which of the fine keys it keeps (indices into them).
 pub type Level = Vec<usize>;
 
+/// Per level: (key, value) → bucket → rows (pass 1's histograms rolled up).
+type Rolled = Vec<BTreeMap<(Key, usize), Counts>>;
+
+/// Per level: (key, value, bucket) → value's order key → rows (the values found).
+type FoundAt = Vec<BTreeMap<(Key, usize, i64), Counts>>;
+
 fn project(key: &Key, level: &Level) -> Key {
     level.iter().map(|&i| key[i].clone()).collect()
 }
@@ -252,22 +258,14 @@ impl Ranks {
             })
             .collect();
 
-        // Rolled up per level: (key, value) → bucket → rows.
-        let mut rolled: Vec<BTreeMap<(Key, usize), BTreeMap<i64, u64>>> =
-            vec![BTreeMap::new(); levels.len()];
-        for (vi, df) in hists.iter().enumerate() {
-            let keys = key_columns(df, fine)?;
-            let buckets = df.column(BUCKET_COL)?.i64()?;
-            let counts = df.column(COUNT_COL)?.u64()?;
-            for (row, key) in keys.iter().enumerate() {
-                let count = counts.get(row).unwrap_or(0);
-                for (li, level) in levels.iter().enumerate() {
-                    let hist = rolled[li].entry((project(key, level), vi)).or_default();
-                    // A group whose values are all null still appears (with n = 0).
-                    if let Some(b) = buckets.get(row) {
-                        *hist.entry(b).or_default() += count;
-                    }
-                }
+        // Each value's part on its own (they share no entry), on the machine's threads.
+        let mut rolled: Rolled = vec![BTreeMap::new(); levels.len()];
+        let parts = super::par_map(hists.iter().enumerate().collect(), |(vi, df)| {
+            rolled_up(vi, df, fine, levels)
+        });
+        for part in parts {
+            for (all, part) in rolled.iter_mut().zip(part?) {
+                all.extend(part);
             }
         }
 
@@ -405,12 +403,13 @@ impl Ranks {
     /// where it kept none): a value whose kept rows hold every row of each bucket its
     /// ranks are in is done, with no values pass. The others are left as they were.
     pub fn offer(&mut self, kept: Vec<Option<DataFrame>>) -> PolarsResult<()> {
-        for (vi, df) in kept.into_iter().enumerate() {
-            let Some(df) = df else { continue };
-            if self.stage[vi] == Stage::Done {
-                continue;
-            }
-            if let Some(found) = self.in_full(vi, &df)? {
+        let offered: Vec<(usize, Option<DataFrame>)> = kept.into_iter().enumerate().collect();
+        let full = super::par_map(offered, |(vi, df)| match df {
+            Some(df) if self.stage[vi] != Stage::Done => self.in_full(vi, &df),
+            _ => Ok(None),
+        });
+        for (vi, found) in full.into_iter().enumerate() {
+            if let Some(found) = found? {
                 self.found[vi] = Some(found);
                 self.stage[vi] = Stage::Done;
             }
@@ -516,29 +515,43 @@ impl Ranks {
             .collect())
     }
 
+    /// Value `vi`'s rows (`df`: fine keys, `__value`, `__count`) per level.
+    fn found_at_levels(&self, vi: usize, df: &DataFrame) -> PolarsResult<FoundAt> {
+        let mut found: FoundAt = vec![BTreeMap::new(); self.levels.len()];
+        let keys = key_columns(df, &self.fine)?;
+        let vals = df.column(VALUE_COL)?.f64()?;
+        let counts = df.column(COUNT_COL)?.u64()?;
+        for (row, key) in keys.iter().enumerate() {
+            let Some(x) = vals.get(row) else { continue };
+            let count = counts.get(row).unwrap_or(0);
+            for (li, level) in self.levels.iter().enumerate() {
+                *found[li]
+                    .entry((project(key, level), vi, bucket_of(x, self.shift[vi])))
+                    .or_default()
+                    .entry(order_key(x))
+                    .or_default() += count;
+            }
+        }
+        Ok(found)
+    }
+
     /// The quantiles `locate_at` was asked for, once `done`.
     pub fn finish_quantiles(mut self) -> PolarsResult<Vec<BTreeMap<Key, Vec<Quantiles>>>> {
         if !self.done() {
             polars_bail!(ComputeError: "percentiles asked for before their values were read");
         }
-        // Per level: (key, value, bucket) → value's order key → rows.
-        let mut found: Vec<BTreeMap<(Key, usize, i64), Counts>> =
-            vec![BTreeMap::new(); self.levels.len()];
-        for (vi, df) in self.found.iter().enumerate() {
-            let Some(df) = df else { continue };
-            let keys = key_columns(df, &self.fine)?;
-            let vals = df.column(VALUE_COL)?.f64()?;
-            let counts = df.column(COUNT_COL)?.u64()?;
-            for (row, key) in keys.iter().enumerate() {
-                let Some(x) = vals.get(row) else { continue };
-                let count = counts.get(row).unwrap_or(0);
-                for (li, level) in self.levels.iter().enumerate() {
-                    *found[li]
-                        .entry((project(key, level), vi, bucket_of(x, self.shift[vi])))
-                        .or_default()
-                        .entry(order_key(x))
-                        .or_default() += count;
-                }
+        // Each value's part on its own (they share no entry), on the machine's threads.
+        let mut found: FoundAt = vec![BTreeMap::new(); self.levels.len()];
+        let values: Vec<(usize, &DataFrame)> = self
+            .found
+            .iter()
+            .enumerate()
+            .filter_map(|(vi, df)| Some((vi, df.as_ref()?)))
+            .collect();
+        let parts = super::par_map(values, |(vi, df)| self.found_at_levels(vi, df));
+        for part in parts {
+            for (all, part) in found.iter_mut().zip(part?) {
+                all.extend(part);
             }
         }
 
@@ -560,6 +573,30 @@ impl Ranks {
         }
         Ok(self.out)
     }
+}
+
+/// Value `vi`'s histogram (`hist`: fine keys, `__bucket`, `__count`) rolled up per level.
+fn rolled_up(
+    vi: usize,
+    hist: &DataFrame,
+    fine: &[String],
+    levels: &[Level],
+) -> PolarsResult<Rolled> {
+    let mut rolled: Rolled = vec![BTreeMap::new(); levels.len()];
+    let keys = key_columns(hist, fine)?;
+    let buckets = hist.column(BUCKET_COL)?.i64()?;
+    let counts = hist.column(COUNT_COL)?.u64()?;
+    for (row, key) in keys.iter().enumerate() {
+        let count = counts.get(row).unwrap_or(0);
+        for (li, level) in levels.iter().enumerate() {
+            let hist = rolled[li].entry((project(key, level), vi)).or_default();
+            // A group whose values are all null still appears (with n = 0).
+            if let Some(b) = buckets.get(row) {
+                *hist.entry(b).or_default() += count;
+            }
+        }
+    }
+    Ok(rolled)
 }
 
 /// The bucket holding the 0-based `rank`, and the rank's offset within it.

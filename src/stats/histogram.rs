@@ -294,11 +294,11 @@ impl Histograms {
             return Ok(vec![]);
         };
         let keys = self.keys.columns(lock(&self.totals).tuples.tuples())?;
-        keeping
-            .take()
-            .iter()
-            .map(|k| k.as_ref().map(|k| values_frame(&keys, k)).transpose())
-            .collect()
+        super::par_map(keeping.take(), |k| {
+            k.as_ref().map(|k| values_frame(&keys, k)).transpose()
+        })
+        .into_iter()
+        .collect()
     }
 
     /// Once the query is collected: per value, in order, rows per (fine key, bucket), as

@@ -50,6 +50,41 @@ pub fn interpolate(h: f64, lower: u64, low: f64, high: f64) -> f64 {
     }
 }
 
+/// `f` of each item, in order, the items shared among the machine's threads (each takes
+/// the next one left): the work between two passes is per value (a dozen or more,
+/// independent), and one thread doing it all left the other idle.
+pub fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if threads <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let n = items.len();
+    let queue = Mutex::new(items.into_iter().enumerate());
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = vec![];
+                    loop {
+                        let next = lock(&queue).next();
+                        let Some((i, item)) = next else { break out };
+                        out.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    debug_assert_eq!(done.len(), n);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 /// Whether each value of `expr` is one of `values` (null where it is null), evaluated
 /// morsel by morsel against one hash set built here.
 ///
@@ -276,6 +311,21 @@ pub fn key_columns(df: &DataFrame, keys: &[String]) -> PolarsResult<Vec<Key>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every item mapped once, the results in the items' order, however the threads took
+    /// them (items of uneven cost), and none or one item as well.
+    #[test]
+    fn par_map_keeps_the_order() {
+        let items: Vec<u64> = (0..200).collect();
+        let out = par_map(items, |i| {
+            // The first items take longest, so that the threads finish out of order.
+            std::thread::sleep(std::time::Duration::from_micros((200 - i) * 5));
+            i * 2
+        });
+        assert_eq!(out, (0..200).map(|i| i * 2).collect::<Vec<u64>>());
+        assert_eq!(par_map(Vec::<u8>::new(), |i| i), Vec::<u8>::new());
+        assert_eq!(par_map(vec![3], |i| i * 2), vec![6]);
+    }
 
     /// NumPy: np.percentile([1, 2, 3, 4, 10], [50, 95, 99]) == [3.0, 8.8, 9.76].
     #[test]

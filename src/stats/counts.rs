@@ -19,6 +19,8 @@ use polars::prelude::*;
 
 use super::tuples::{Keys, Numbered};
 use super::{at_height, counting_query, lock};
+use crate::kernels::words_of;
+use polars_arrow::bitmap::Bitmap;
 
 /// The least or the greatest value.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -119,6 +121,40 @@ impl Counts {
     }
 }
 
+/// Per tuple, the rows whose bit in `bits` is set (`tuple_of`: each row's tuple; `rows`:
+/// each tuple's rows). Only the rarer bits are visited, a word of 64 rows at a time: the
+/// set ones of a flag few rows have (a data-quality check), the unset ones of a flag most
+/// have (a timing present), subtracted from the tuple's rows.
+fn count_set(bits: &Bitmap, tuple_of: &[u32], rows: &[u64]) -> Vec<u64> {
+    let height = tuple_of.len();
+    let set = bits.set_bits();
+    if set == height {
+        return rows.to_vec();
+    }
+    let mut counts = vec![0u64; rows.len()];
+    if set == 0 {
+        return counts;
+    }
+    let dense = set > height / 2;
+    for (w, &word) in words_of(bits).iter().enumerate() {
+        let in_word = (height - w * 64).min(64);
+        let mut visit = if dense { !word } else { word };
+        if in_word < 64 {
+            visit &= (1u64 << in_word) - 1;
+        }
+        while visit != 0 {
+            counts[tuple_of[w * 64 + visit.trailing_zeros() as usize] as usize] += 1;
+            visit &= visit - 1;
+        }
+    }
+    if dense {
+        for (c, &r) in counts.iter_mut().zip(rows) {
+            *c = r - *c;
+        }
+    }
+    counts
+}
+
 /// Counts one morsel's rows: `cols` are the keys, the flags, then the extremes.
 fn count_morsel(
     cols: &[Column],
@@ -147,27 +183,32 @@ fn count_morsel(
             Some(valid) => arr.values() & valid,
             None => arr.values().clone(),
         };
-        let mut counts = vec![0u64; n];
-        if trues.set_bits() > 0 {
-            for (bit, &t) in trues.iter().zip(&tuple_of) {
-                counts[t as usize] += u64::from(bit);
-            }
-        }
-        flags.push(counts);
+        flags.push(count_set(&trues, &tuple_of, &rows));
     }
     let mut extremes = Vec::with_capacity(extreme_cols.len());
     for (c, (_, _, which)) in extreme_cols.iter().zip(&asked.extremes) {
         let c = at_height(c, height);
         let v = c.i64()?.rechunk();
         let mut found: Vec<Option<i64>> = vec![None; n];
-        for (x, &t) in v.iter().zip(&tuple_of) {
-            if let Some(x) = x {
-                let slot = &mut found[t as usize];
-                *slot = Some(match (*slot, which) {
-                    (None, _) => x,
-                    (Some(y), Extreme::Min) => y.min(x),
-                    (Some(y), Extreme::Max) => y.max(x),
-                });
+        let mut add = |t: u32, x: i64| {
+            let slot = &mut found[t as usize];
+            *slot = Some(match (*slot, which) {
+                (None, _) => x,
+                (Some(y), Extreme::Min) => y.min(x),
+                (Some(y), Extreme::Max) => y.max(x),
+            });
+        };
+        if v.null_count() == 0 {
+            // No validity to read alongside.
+            let values = v.downcast_as_array().values();
+            for (&x, &t) in values.iter().zip(&tuple_of) {
+                add(t, x);
+            }
+        } else {
+            for (x, &t) in v.iter().zip(&tuple_of) {
+                if let Some(x) = x {
+                    add(t, x);
+                }
             }
         }
         extremes.push(found);
@@ -246,10 +287,19 @@ mod tests {
                     ("__f".into(), col("f")),
                     ("__t_pos".into(), col("t").gt(lit(0i64))),
                     ("__none".into(), lit(false)),
+                    // Most rows (their unset bits counted) and every row.
+                    ("__most".into(), col("t").is_not_null()),
+                    ("__all".into(), col("c").lt(lit(10u32))),
                 ],
                 extremes: vec![
                     ("__min".into(), col("t"), Extreme::Min),
                     ("__max".into(), col("t"), Extreme::Max),
+                    // Without nulls.
+                    (
+                        "__c_max".into(),
+                        col("c").cast(DataType::Int64),
+                        Extreme::Max,
+                    ),
                 ],
             },
         )
@@ -269,8 +319,11 @@ mod tests {
                 count(col("f"), "__f"),
                 count(col("t").gt(lit(0i64)), "__t_pos"),
                 count(lit(false), "__none"),
+                count(col("t").is_not_null(), "__most"),
+                count(col("c").lt(lit(10u32)), "__all"),
                 col("t").min().alias("__min"),
                 col("t").max().alias("__max"),
+                col("c").cast(DataType::Int64).max().alias("__c_max"),
             ])
             .with_columns(keys_as_text(&names))])
         .unwrap()

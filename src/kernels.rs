@@ -28,6 +28,36 @@ use polars_arrow::compute::utils::combine_validities_and;
 
 use crate::ruleset::types::Cmp;
 
+/// `$pack($xs, $ys, f)`, `f` being `op` of two floats in polars' total order (`ge`, `eq`):
+/// each operator its own closure, so each its own loop for the compiler to vectorise.
+macro_rules! pairs {
+    ($op:expr, $pack:ident, $xs:expr, $ys:expr) => {
+        match $op {
+            Cmp::Eq => $pack($xs, $ys, eq),
+            Cmp::NotEq => $pack($xs, $ys, |x, y| !eq(x, y)),
+            Cmp::Lt => $pack($xs, $ys, |x, y| !ge(x, y)),
+            Cmp::LtEq => $pack($xs, $ys, |x, y| ge(y, x)),
+            Cmp::Gt => $pack($xs, $ys, |x, y| !ge(y, x)),
+            Cmp::GtEq => $pack($xs, $ys, ge),
+        }
+    };
+}
+
+/// `$pack($xs, f)`, `f(x)` being `x op y` (as `pairs!`).
+macro_rules! value {
+    ($op:expr, $pack:ident, $xs:expr, $y:expr) => {{
+        let y: f64 = $y;
+        match $op {
+            Cmp::Eq => $pack($xs, |x| eq(x, y)),
+            Cmp::NotEq => $pack($xs, |x| !eq(x, y)),
+            Cmp::Lt => $pack($xs, |x| !ge(x, y)),
+            Cmp::LtEq => $pack($xs, |x| ge(y, x)),
+            Cmp::Gt => $pack($xs, |x| !ge(y, x)),
+            Cmp::GtEq => $pack($xs, |x| ge(x, y)),
+        }
+    }};
+}
+
 /// The operator with its sides swapped: `a op b` is `b flipped(op) a`.
 fn flipped(op: Cmp) -> Cmp {
     match op {
@@ -221,12 +251,8 @@ fn held(cols: &[Column], test: &Indexed) -> PolarsResult<Column> {
         .iter()
         .map(|c| Floats::of(c, height))
         .collect::<PolarsResult<Vec<_>>>()?;
-    let words: Vec<u64> = (0..height.div_ceil(64))
-        .map(|w| word(test, &floats, w))
-        .collect();
-    let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    bytes.truncate(height.div_ceil(8));
-    let values = Bitmap::from_u8_vec(bytes, height);
+    let words = (0..height.div_ceil(64)).map(|w| word(test, &floats, w));
+    let values = bitmap(words, height);
     let arr = BooleanArray::new(ArrowDataType::Boolean, values, None);
     Ok(BooleanChunked::with_chunk(cols[0].name().clone(), arr).into_column())
 }
@@ -239,29 +265,10 @@ fn word(test: &Indexed, floats: &[Floats], w: usize) -> u64 {
             let (fa, xs) = (&floats[*a], floats[*a].slice(w));
             match b {
                 Some(b) => {
-                    let ys = floats[*b].slice(w);
-                    let bits = match op {
-                        Cmp::Eq => pack2(xs, ys, eq),
-                        Cmp::NotEq => pack2(xs, ys, |x, y| !eq(x, y)),
-                        Cmp::Lt => pack2(xs, ys, |x, y| !ge(x, y)),
-                        Cmp::LtEq => pack2(xs, ys, |x, y| ge(y, x)),
-                        Cmp::Gt => pack2(xs, ys, |x, y| !ge(y, x)),
-                        Cmp::GtEq => pack2(xs, ys, ge),
-                    };
+                    let bits = pairs!(*op, pack2, xs, floats[*b].slice(w));
                     bits & fa.valid(w) & floats[*b].valid(w)
                 }
-                None => {
-                    let y = *y;
-                    let bits = match op {
-                        Cmp::Eq => pack(xs, |x| eq(x, y)),
-                        Cmp::NotEq => pack(xs, |x| !eq(x, y)),
-                        Cmp::Lt => pack(xs, |x| !ge(x, y)),
-                        Cmp::LtEq => pack(xs, |x| ge(y, x)),
-                        Cmp::Gt => pack(xs, |x| !ge(y, x)),
-                        Cmp::GtEq => pack(xs, |x| ge(x, y)),
-                    };
-                    bits & fa.valid(w)
-                }
+                None => value!(*op, pack, xs, *y) & fa.valid(w),
             }
         }
         Indexed::All(tests) => {
@@ -390,14 +397,7 @@ fn with_value(xs: &Float64Chunked, op: Cmp, y: Option<f64>) -> BooleanChunked {
     };
     let chunks = xs.downcast_iter().map(|arr| {
         let v = arr.values().as_slice();
-        let values = match op {
-            Cmp::Eq => words(v, |x| eq(x, y)),
-            Cmp::NotEq => words(v, |x| !eq(x, y)),
-            Cmp::Lt => words(v, |x| !ge(x, y)),
-            Cmp::LtEq => words(v, |x| ge(y, x)),
-            Cmp::Gt => words(v, |x| !ge(y, x)),
-            Cmp::GtEq => words(v, |x| ge(x, y)),
-        };
+        let values = value!(op, words, v, y);
         BooleanArray::new(ArrowDataType::Boolean, values, arr.validity().cloned())
     });
     BooleanChunked::from_chunk_iter(xs.name().clone(), chunks)
@@ -412,14 +412,7 @@ fn pairwise(xs: &Float64Chunked, op: Cmp, ys: &Float64Chunked) -> PolarsResult<B
     let (xs, ys) = (xs.rechunk(), ys.rechunk());
     let (a, b) = (xs.downcast_as_array(), ys.downcast_as_array());
     let (x, y) = (a.values().as_slice(), b.values().as_slice());
-    let values = match op {
-        Cmp::Eq => words2(x, y, eq),
-        Cmp::NotEq => words2(x, y, |x, y| !eq(x, y)),
-        Cmp::Lt => words2(x, y, |x, y| !ge(x, y)),
-        Cmp::LtEq => words2(x, y, |x, y| ge(y, x)),
-        Cmp::Gt => words2(x, y, |x, y| !ge(y, x)),
-        Cmp::GtEq => words2(x, y, ge),
-    };
+    let values = pairs!(op, words2, x, y);
     let validity = combine_validities_and(a.validity(), b.validity());
     let arr = BooleanArray::new(ArrowDataType::Boolean, values, validity);
     Ok(BooleanChunked::with_chunk(xs.name().clone(), arr))
@@ -437,44 +430,25 @@ fn eq(x: f64, y: f64) -> bool {
     (x == y) | (x.is_nan() & y.is_nan())
 }
 
-/// `f` of every value, as a bitmap: 64 results a word, in a loop without branches.
+/// `f` of every value, as a bitmap: 64 results a word (`pack`).
 fn words(xs: &[f64], f: impl Fn(f64) -> bool) -> Bitmap {
-    let mut bytes = Vec::with_capacity(xs.len().div_ceil(64) * 8);
-    let mut chunks = xs.chunks_exact(64);
-    for chunk in chunks.by_ref() {
-        let mut word = 0u64;
-        for (i, &x) in chunk.iter().enumerate() {
-            word |= u64::from(f(x)) << i;
-        }
-        bytes.extend_from_slice(&word.to_le_bytes());
-    }
-    let mut word = 0u64;
-    for (i, &x) in chunks.remainder().iter().enumerate() {
-        word |= u64::from(f(x)) << i;
-    }
-    bytes.extend_from_slice(&word.to_le_bytes());
-    bytes.truncate(xs.len().div_ceil(8));
-    Bitmap::from_u8_vec(bytes, xs.len())
+    bitmap(xs.chunks(64).map(|chunk| pack(chunk, &f)), xs.len())
 }
 
 /// `f` of every pair of values, as a bitmap (`words` of two slices of one length).
 fn words2(xs: &[f64], ys: &[f64], f: impl Fn(f64, f64) -> bool) -> Bitmap {
-    let mut bytes = Vec::with_capacity(xs.len().div_ceil(64) * 8);
-    let (mut cx, mut cy) = (xs.chunks_exact(64), ys.chunks_exact(64));
-    for (a, b) in cx.by_ref().zip(cy.by_ref()) {
-        let mut word = 0u64;
-        for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
-            word |= u64::from(f(x, y)) << i;
-        }
-        bytes.extend_from_slice(&word.to_le_bytes());
+    let pairs = xs.chunks(64).zip(ys.chunks(64));
+    bitmap(pairs.map(|(a, b)| pack2(a, b, &f)), xs.len())
+}
+
+/// The bitmap of `len` rows whose words (64 rows each, row i at bit i % 64) are `words`.
+fn bitmap(words: impl Iterator<Item = u64>, len: usize) -> Bitmap {
+    let mut bytes = Vec::with_capacity(len.div_ceil(64) * 8);
+    for w in words {
+        bytes.extend_from_slice(&w.to_le_bytes());
     }
-    let mut word = 0u64;
-    for (i, (&x, &y)) in cx.remainder().iter().zip(cy.remainder()).enumerate() {
-        word |= u64::from(f(x, y)) << i;
-    }
-    bytes.extend_from_slice(&word.to_le_bytes());
-    bytes.truncate(xs.len().div_ceil(8));
-    Bitmap::from_u8_vec(bytes, xs.len())
+    bytes.truncate(len.div_ceil(8));
+    Bitmap::from_u8_vec(bytes, len)
 }
 
 #[cfg(test)]

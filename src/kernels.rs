@@ -173,9 +173,15 @@ pub enum Test {
 
 /// `Test` with its columns as positions among the inputs of `holds`' function.
 enum Indexed {
-    Cmp(usize, Cmp, Option<usize>, f64),
+    Cmp(usize, Cmp, At),
     All(Vec<Indexed>),
     Any(Vec<Indexed>),
+}
+
+/// `Side` with its column as a position among the inputs.
+enum At {
+    Column(usize),
+    Value(f64),
 }
 
 impl Test {
@@ -188,8 +194,8 @@ impl Test {
             }
         };
         match self {
-            Test::Cmp(a, op, Side::Column(b)) => Indexed::Cmp(at(a), *op, Some(at(b)), 0.0),
-            Test::Cmp(a, op, Side::Value(y)) => Indexed::Cmp(at(a), *op, None, *y),
+            Test::Cmp(a, op, Side::Column(b)) => Indexed::Cmp(at(a), *op, At::Column(at(b))),
+            Test::Cmp(a, op, Side::Value(y)) => Indexed::Cmp(at(a), *op, At::Value(*y)),
             Test::All(tests) => Indexed::All(tests.iter().map(|t| t.indexed(names)).collect()),
             Test::Any(tests) => Indexed::Any(tests.iter().map(|t| t.indexed(names)).collect()),
         }
@@ -261,14 +267,14 @@ fn held(cols: &[Column], test: &Indexed) -> PolarsResult<Column> {
 /// holds and `Any` at one where all do: the tests after them cannot change it.
 fn word(test: &Indexed, floats: &[Floats], w: usize) -> u64 {
     match test {
-        Indexed::Cmp(a, op, b, y) => {
+        Indexed::Cmp(a, op, b) => {
             let (fa, xs) = (&floats[*a], floats[*a].slice(w));
             match b {
-                Some(b) => {
+                At::Column(b) => {
                     let bits = pairs!(*op, pack2, xs, floats[*b].slice(w));
                     bits & fa.valid(w) & floats[*b].valid(w)
                 }
-                None => value!(*op, pack, xs, *y) & fa.valid(w),
+                At::Value(y) => value!(*op, pack, xs, *y) & fa.valid(w),
             }
         }
         Indexed::All(tests) => {

@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use polars::prelude::*;
 
+use polars_arrow::bitmap::Bitmap;
+
 use super::at_height;
+use crate::kernels::words_of;
 
 /// A key tuple: one code per key (`Coding`), null for a null key.
 pub(super) type Tuple = Vec<Option<u64>>;
@@ -44,20 +47,48 @@ impl Coding {
         })
     }
 
-    /// A morsel's codes (`height` of them).
-    fn encode(&self, c: &Column, height: usize) -> PolarsResult<Vec<Option<u64>>> {
-        let c = at_height(c, height);
+    /// A morsel's codes (`height` rows). A literal's column (the file's index, when the
+    /// log is one file) is one code, not repeated per row; codes that fit a table indexed
+    /// by position (text codes, flags, class indexes) are each row's code + 1 as 32 bits,
+    /// written from the values a word of rows at a time, not one `Option` per row.
+    fn encode(&self, c: &Column, height: usize) -> PolarsResult<Codes> {
+        match c.as_scalar_column() {
+            Some(s) => Ok(Codes::Same(
+                self.encode_series(&s.as_single_value_series())?.first(),
+            )),
+            None => self.encode_series(at_height(c, height).as_materialized_series()),
+        }
+    }
+
+    /// `encode` of a column's values.
+    fn encode_series(&self, c: &Series) -> PolarsResult<Codes> {
         Ok(match self {
             Coding::Text(dtype) => {
-                let codes = c.cast(dtype)?.to_physical_repr();
-                let codes = codes.as_materialized_series().u32()?.clone();
-                codes.iter().map(|k| k.map(u64::from)).collect()
+                let codes = c.cast(dtype)?.to_physical_repr().into_owned();
+                let codes = codes.u32()?.rechunk();
+                let codes = codes.downcast_as_array();
+                small(
+                    codes.values().iter().map(|&k| u64::from(k)),
+                    codes.validity(),
+                )
+                .unwrap_or_else(|| {
+                    Codes::Wide(codes.iter().map(|k| k.map(|&k| u64::from(k))).collect())
+                })
             }
-            Coding::Flag => c.bool()?.iter().map(|b| b.map(u64::from)).collect(),
+            Coding::Flag => {
+                let flags = c.bool()?.rechunk();
+                let flags = flags.downcast_as_array();
+                small(flags.values().iter().map(u64::from), flags.validity())
+                    .expect("a flag's codes are 0 and 1")
+            }
             Coding::Number(_) => {
                 let values = c.to_physical_repr().strict_cast(&DataType::Int64)?;
-                let values = values.as_materialized_series().i64()?.clone();
-                values.iter().map(|v| v.map(|v| v as u64)).collect()
+                let values = values.i64()?.rechunk();
+                let values = values.downcast_as_array();
+                // A negative value's code is above any small one, as its `u64` is.
+                small(values.values().iter().map(|&v| v as u64), values.validity()).unwrap_or_else(
+                    || Codes::Wide(values.iter().map(|v| v.map(|&v| v as u64)).collect()),
+                )
             }
         })
     }
@@ -169,10 +200,62 @@ impl Numbered {
 /// counts, about a morsel's rows).
 pub(super) const DENSE_CELLS: usize = 1 << 18;
 
+/// A morsel's codes of one key (`Coding::encode`).
+enum Codes {
+    /// Every row's: a literal's column.
+    Same(Option<u64>),
+    /// Each row's code + 1, 0 for a null; every code is below `width` − 1.
+    Small { cells: Vec<u32>, width: usize },
+    /// Each row's code, where some is too large for `Small`.
+    Wide(Vec<Option<u64>>),
+}
+
+impl Codes {
+    /// The first row's code (a one-row morsel's).
+    fn first(&self) -> Option<u64> {
+        match self {
+            Codes::Same(code) => *code,
+            Codes::Small { cells, .. } => {
+                cells.first().and_then(|&c| c.checked_sub(1)).map(u64::from)
+            }
+            Codes::Wide(codes) => codes.first().copied().flatten(),
+        }
+    }
+}
+
+/// `Codes::Small` of `values` (a row each) under `validity`, if every value (a null's
+/// too: polars leaves some value there) fits it: each value + 1, then the nulls' made 0
+/// a word of rows at a time.
+fn small(values: impl Iterator<Item = u64> + Clone, validity: Option<&Bitmap>) -> Option<Codes> {
+    let high = values.clone().max().unwrap_or(0);
+    // Cell 0 a null, cell c + 1 code c: `high` + 1 must fit, and the table of
+    // `longer_tuples` be within reach.
+    if high >= DENSE_CELLS as u64 {
+        return None;
+    }
+    let mut cells: Vec<u32> = values.map(|v| v as u32 + 1).collect();
+    if let Some(valid) = validity.filter(|v| v.unset_bits() > 0) {
+        for (rows, word) in cells.chunks_mut(64).zip(words_of(valid)) {
+            let mut unset = !word;
+            if rows.len() < 64 {
+                unset &= (1 << rows.len()) - 1;
+            }
+            while unset != 0 {
+                rows[unset.trailing_zeros() as usize] = 0;
+                unset &= unset - 1;
+            }
+        }
+    }
+    Some(Codes::Small {
+        cells,
+        width: high as usize + 2,
+    })
+}
+
 /// Each row's tuple with one key more (its code in `codes`): `tuple_of` moved to the
 /// longer tuples' numbers, which are returned. Small codes (text codes, class indexes)
-/// are looked up by position, others hashed.
-fn longer_tuples(tuple_of: &mut [u32], tuples: &[Tuple], codes: Vec<Option<u64>>) -> Vec<Tuple> {
+/// are looked up by position, others hashed; a code every row shares changes no number.
+fn longer_tuples(tuple_of: &mut [u32], tuples: &[Tuple], codes: Codes) -> Vec<Tuple> {
     let mut longer: Vec<Tuple> = vec![];
     let mut add = |shorter: u32, code: Option<u64>| {
         let mut tuple = tuples[shorter as usize].clone();
@@ -180,21 +263,38 @@ fn longer_tuples(tuple_of: &mut [u32], tuples: &[Tuple], codes: Vec<Option<u64>>
         longer.push(tuple);
         (longer.len() - 1) as u32
     };
-    let high = codes.iter().flatten().max().copied().unwrap_or(0);
-    // Cell 0 of a tuple is a null code, cell c + 1 code c.
-    let width = high.saturating_add(2);
-    match usize::try_from(width) {
-        Ok(width) if tuples.len().saturating_mul(width) <= DENSE_CELLS => {
+    match codes {
+        Codes::Same(code) => {
+            // Every tuple is some row's (but the no-key tuple of a morsel of no rows),
+            // numbered in the order met: so are the longer.
+            if !tuple_of.is_empty() {
+                for t in 0..tuples.len() {
+                    add(t as u32, code);
+                }
+            }
+        }
+        Codes::Small {
+            cells: codes,
+            width,
+        } if tuples.len().saturating_mul(width) <= DENSE_CELLS => {
             let mut cells = vec![u32::MAX; tuples.len() * width];
             for (t, code) in tuple_of.iter_mut().zip(codes) {
-                let cell = *t as usize * width + code.map_or(0, |c| c as usize + 1);
+                let cell = *t as usize * width + code as usize;
                 if cells[cell] == u32::MAX {
-                    cells[cell] = add(*t, code);
+                    cells[cell] = add(*t, code.checked_sub(1).map(u64::from));
                 }
                 *t = cells[cell];
             }
         }
-        _ => {
+        Codes::Small { cells: codes, .. } => {
+            let mut numbers: PlHashMap<(u32, u32), u32> = PlHashMap::new();
+            for (t, code) in tuple_of.iter_mut().zip(codes) {
+                *t = *numbers
+                    .entry((*t, code))
+                    .or_insert_with(|| add(*t, code.checked_sub(1).map(u64::from)));
+            }
+        }
+        Codes::Wide(codes) => {
             let mut numbers: PlHashMap<(u32, Option<u64>), u32> = PlHashMap::new();
             for (t, code) in tuple_of.iter_mut().zip(codes) {
                 *t = *numbers.entry((*t, code)).or_insert_with(|| add(*t, code));
@@ -202,4 +302,80 @@ fn longer_tuples(tuple_of: &mut [u32], tuples: &[Tuple], codes: Vec<Option<u64>>
         }
     }
     longer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row's tuple is its keys' codes, the tuples numbered in the order first met and
+    /// none without a row: text, flags and integers with nulls, integers too large or
+    /// negative for a table by position, a literal's column, and a morsel of no rows.
+    #[test]
+    fn rows_are_numbered_by_their_keys_in_the_order_met() {
+        let n = 300;
+        let text: Vec<Option<&str>> = (0..n)
+            .map(|i| [Some("ok"), None, Some("error"), Some("timeout")][i % 4])
+            .collect();
+        let flag: Vec<Option<bool>> = (0..n)
+            .map(|i| [Some(true), None, Some(false)][i % 3])
+            .collect();
+        let small: Vec<Option<u32>> = (0..n)
+            .map(|i| (i % 7 != 3).then_some((i % 5) as u32))
+            .collect();
+        let wide: Vec<Option<i64>> = (0..n)
+            .map(|i| [Some(-2), Some(1 << 40), None, Some(3)][(i / 2) % 4])
+            .collect();
+        let df = df!("text" => text, "flag" => flag, "small" => small, "wide" => wide).unwrap();
+        let literal = Column::new_scalar("file".into(), Scalar::from(4u32), n);
+        let all: Vec<Column> = df.columns().iter().cloned().chain([literal]).collect();
+        let names: Vec<String> = all.iter().map(|c| c.name().to_string()).collect();
+        let schema_df = DataFrame::new(n, all.clone()).unwrap();
+        let orders: [&[usize]; 5] = [&[0, 1, 2, 3, 4], &[4, 3, 2, 1, 0], &[2], &[4], &[3, 0]];
+        for order in orders {
+            let keys: Vec<String> = order.iter().map(|&i| names[i].clone()).collect();
+            let cols: Vec<Column> = order.iter().map(|&i| all[i].clone()).collect();
+            let k = Keys::new(&schema_df.clone().lazy(), &keys).unwrap();
+            let (tuple_of, tuples) = k.number(&cols, n).unwrap();
+            // The reference: each row's codes, one key at a time, numbered by a map.
+            let codes: Vec<Vec<Option<u64>>> = cols
+                .iter()
+                .zip(&k.codings)
+                .map(|(c, coding)| {
+                    let c = c.as_materialized_series().clone();
+                    match coding.encode_series(&c).unwrap() {
+                        Codes::Small { cells, .. } => cells
+                            .iter()
+                            .map(|&c| c.checked_sub(1).map(u64::from))
+                            .collect(),
+                        Codes::Wide(w) => w,
+                        Codes::Same(_) => unreachable!("a materialised column"),
+                    }
+                })
+                .collect();
+            let mut met: Vec<Tuple> = vec![];
+            for (row, &t) in tuple_of.iter().enumerate() {
+                let tuple: Tuple = codes.iter().map(|c| c[row]).collect();
+                if !met.contains(&tuple) {
+                    met.push(tuple.clone());
+                }
+                assert_eq!(tuples[t as usize], tuple, "{keys:?} row {row}");
+            }
+            assert_eq!(tuples, met, "{keys:?}");
+            // The codes are the keys' own: back to text, as `keys_as_text` casts them.
+            let back = k.columns(&tuples).unwrap();
+            for (row, &t) in tuple_of.iter().enumerate().step_by(37) {
+                for (i, &key) in order.iter().enumerate() {
+                    let want = all[key].cast(&DataType::String).unwrap();
+                    let want = want.str().unwrap().get(row).map(str::to_string);
+                    let got = back[i].str().unwrap().get(t as usize).map(str::to_string);
+                    assert_eq!(got, want, "{keys:?} row {row}");
+                }
+            }
+            let (none, no_tuples) = k
+                .number(&cols.iter().map(|c| c.slice(0, 0)).collect::<Vec<_>>(), 0)
+                .unwrap();
+            assert!(none.is_empty() && no_tuples.is_empty(), "{keys:?}");
+        }
+    }
 }

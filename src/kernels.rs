@@ -169,6 +169,11 @@ pub enum Test {
     Cmp(String, Cmp, Side),
     All(Vec<Test>),
     Any(Vec<Test>),
+    /// Where a present value of one of the columns is above (`Gt`) a present value of a
+    /// later one: `Any` of `Cmp(a, Gt, b)` over every pair of columns in order, found
+    /// with one comparison per column (each value against the greatest before it, which
+    /// the total order makes the same) rather than one per pair.
+    Descends(Vec<String>),
 }
 
 /// `Test` with its columns as positions among the inputs of `holds`' function.
@@ -176,6 +181,7 @@ enum Indexed {
     Cmp(usize, Cmp, At),
     All(Vec<Indexed>),
     Any(Vec<Indexed>),
+    Descends(Vec<usize>),
 }
 
 /// `Side` with its column as a position among the inputs.
@@ -198,6 +204,7 @@ impl Test {
             Test::Cmp(a, op, Side::Value(y)) => Indexed::Cmp(at(a), *op, At::Value(*y)),
             Test::All(tests) => Indexed::All(tests.iter().map(|t| t.indexed(names)).collect()),
             Test::Any(tests) => Indexed::Any(tests.iter().map(|t| t.indexed(names)).collect()),
+            Test::Descends(cols) => Indexed::Descends(cols.iter().map(at).collect()),
         }
     }
 }
@@ -296,6 +303,23 @@ fn word(test: &Indexed, floats: &[Floats], w: usize) -> u64 {
                 }
             }
             any
+        }
+        Indexed::Descends(cols) => {
+            // Per row, the greatest present value so far (−∞, below which nothing is,
+            // before the first): a value below it is below some earlier value.
+            let mut high = [f64::NEG_INFINITY; 64];
+            let mut below = 0;
+            for &c in cols {
+                let (xs, valid) = (floats[c].slice(w), floats[c].valid(w));
+                let high = &mut high[..xs.len()];
+                below |= pack2(xs, high, |x, h| !ge(x, h)) & valid;
+                for (i, (&x, h)) in xs.iter().zip(high.iter_mut()).enumerate() {
+                    if (valid >> i) & 1 == 1 && ge(x, *h) {
+                        *h = x;
+                    }
+                }
+            }
+            below
         }
     }
 }
@@ -608,6 +632,59 @@ mod tests {
             }
             Test::All(ts) => ts.iter().map(polars_test).fold(lit(true), |a, b| a.and(b)),
             Test::Any(ts) => ts.iter().map(polars_test).fold(lit(false), |a, b| a.or(b)),
+            Test::Descends(cols) => {
+                let mut pairs = vec![];
+                for (i, a) in cols.iter().enumerate() {
+                    for b in &cols[i + 1..] {
+                        pairs.push(Test::Cmp(a.clone(), Cmp::Gt, Side::Column(b.clone())));
+                    }
+                }
+                polars_test(&Test::Any(pairs))
+            }
+        }
+    }
+
+    /// `Descends` holds exactly where some pair of its columns in order compares `Gt` (its
+    /// polars expression), row by row: every combination of three columns' values (NaN,
+    /// ±0, ±∞, nulls) in several orders, with an integer column, one column and none.
+    #[test]
+    fn descends_holds_where_a_pair_is_out_of_order() {
+        let base = [
+            Some(1.0),
+            None,
+            Some(f64::NAN),
+            Some(-0.0),
+            Some(0.0),
+            Some(f64::INFINITY),
+            Some(f64::NEG_INFINITY),
+            Some(3000.0),
+            Some(-1.5),
+        ];
+        let n = base.len().pow(3);
+        let digit = |i: usize, d: u32| base[(i / base.len().pow(d)) % base.len()];
+        let a: Vec<Option<f64>> = (0..n).map(|i| digit(i, 0)).collect();
+        let b: Vec<Option<f64>> = (0..n).map(|i| digit(i, 1)).collect();
+        let c: Vec<Option<f64>> = (0..n).map(|i| digit(i, 2)).collect();
+        let k: Vec<Option<i64>> = (0..n).map(|i| Some(i as i64 % 3 - 1)).collect();
+        let df = df!("a" => a, "b" => b, "c" => c, "k" => k).unwrap();
+        let orders: [&[&str]; 6] = [
+            &["a", "b", "c"],
+            &["c", "b", "a"],
+            &["b", "k", "a", "c"],
+            &["k", "a"],
+            &["a"],
+            &[],
+        ];
+        for order in orders {
+            let t = Test::Descends(order.iter().map(|c| c.to_string()).collect());
+            let rows = |e: Expr| -> Vec<Option<bool>> {
+                let out = df.clone().lazy().select([e.alias("t")]).collect().unwrap();
+                let t = crate::stats::at_height(out.column("t").unwrap(), df.height());
+                t.bool().unwrap().iter().collect()
+            };
+            let ours = rows(holds(&t));
+            assert!(ours.contains(&Some(true)) || order.len() < 2, "{order:?}");
+            assert_eq!(ours, rows(polars_test(&t)), "{order:?}");
         }
     }
 

@@ -9,10 +9,12 @@
 //! Speed matters here: the timestamp is parsed on every pass over the log. polars' fast
 //! parser takes fixed widths only (`.%3f`, not `%.f`) and hands a value it cannot read
 //! to chrono, which is several times slower. So each common form (UTC, a fraction of 0,
-//! 3, 6 or 9 digits) gets its own fast format, applied only to the rows of its width,
-//! and only the rest is trimmed, cut at its offset and given to chrono. Those steps run
-//! per morsel, and only in a morsel holding a value the fast formats did not read: in
-//! the usual log they never run.
+//! 3, 6 or 9 digits) the first values have is read by a fixed format of its width, and
+//! only the rest is trimmed, cut at its offset and given to chrono. The fixed formats are
+//! read by `read_fast` (digits at fixed places, a morsel's shared date read once), which
+//! reads what polars' fast parser would; a morsel holding a value it does not read is
+//! given to polars' formats. The slower steps run per morsel, and only in a morsel holding
+//! a value the step before did not read: in the usual log they never run.
 
 use polars::prelude::*;
 
@@ -106,34 +108,22 @@ pub fn holds_numbers(raw: &LazyFrame, c: &str) -> bool {
 /// Add `PARSED` (Datetime, ms, UTC) parsed from the text column `c`, whose first values
 /// have the fast `forms`.
 pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {
-    let null_text = || lit(NULL).cast(DataType::String);
-    // 1. The forms the first values have, each by its fast format. With more than one,
-    //    each reads only the rows of its width and separator (a value the fast parser
-    //    cannot read goes to chrono, slowly, to fail there).
-    let width = col(c).str().len_bytes();
-    let sep = col(c).str().slice(lit(10i64), lit(1u64));
-    let fast: Vec<Expr> = forms
-        .iter()
-        .map(|&(s, w, fraction, zone)| {
-            let only = if forms.len() == 1 {
-                col(c)
-            } else {
-                when(
-                    width
-                        .clone()
-                        .eq(lit(w + zone.len() as u32))
-                        .and(sep.clone().eq(lit(s))),
-                )
-                .then(col(c))
-                .otherwise(null_text())
-            };
-            datetime(only, &format!("%Y-%m-%d{s}%H:%M:%S{fraction}{zone}"))
-        })
-        .collect();
-    let fast = if fast.is_empty() {
+    // 1. The forms the first values have: each value of one of their widths read by
+    //    `read_fast`, a morsel at a time; a morsel with a value it does not read is
+    //    parsed by polars' formats instead (`polars_fast`), which is what it reads.
+    let fast = if forms.is_empty() {
         lit(NULL).cast(DataType::Datetime(TimeUnit::Milliseconds, None))
     } else {
-        coalesce(&fast)
+        let (name, forms) = (c.to_string(), forms.to_vec());
+        col(c).map(
+            move |text: Column| fast_morsel(&name, &text, &forms),
+            |_, f| {
+                Ok(Field::new(
+                    f.name().clone(),
+                    DataType::Datetime(TimeUnit::Milliseconds, None),
+                ))
+            },
+        )
     };
     let lf = lf.with_column(fast.alias(FAST_PARSED));
     if forms.is_empty() {
@@ -155,6 +145,118 @@ pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {
         },
     );
     lf.with_column(rest.alias(PARSED))
+}
+
+/// The fast forms' parse of one morsel's text column `c`: `read_fast` of each value,
+/// where it reads every value that is not null; else `polars_fast` of the morsel.
+fn fast_morsel(c: &str, text: &Column, forms: &[Form]) -> PolarsResult<Column> {
+    let values = text.str()?;
+    let (mut unread, mut day) = (false, None);
+    let ms: Int64Chunked = values
+        .iter()
+        .map(|v| {
+            let ms = read_fast(v?.as_bytes(), forms, &mut day);
+            unread |= ms.is_none();
+            ms
+        })
+        .collect();
+    if !unread {
+        return Ok(ms
+            .with_name(text.name().clone())
+            .into_datetime(TimeUnit::Milliseconds, None)
+            .into_column());
+    }
+    let morsel = DataFrame::new(text.len(), vec![text.clone().with_name(c.into())])?;
+    let out = morsel
+        .lazy()
+        .select([polars_fast(c, forms).alias(FAST_PARSED)])
+        .collect()?;
+    Ok(out
+        .column(FAST_PARSED)?
+        .clone()
+        .with_name(text.name().clone()))
+}
+
+/// The fast forms as polars' formats: each form's format over the values of its width
+/// and separator (all values where there is one form), the first that reads a value
+/// giving it. A value polars' fast parser cannot read goes to chrono with that format.
+fn polars_fast(c: &str, forms: &[Form]) -> Expr {
+    let null_text = || lit(NULL).cast(DataType::String);
+    let width = col(c).str().len_bytes();
+    let sep = col(c).str().slice(lit(10i64), lit(1u64));
+    let fast: Vec<Expr> = forms
+        .iter()
+        .map(|&(s, w, fraction, zone)| {
+            let only = if forms.len() == 1 {
+                col(c)
+            } else {
+                when(
+                    width
+                        .clone()
+                        .eq(lit(w + zone.len() as u32))
+                        .and(sep.clone().eq(lit(s))),
+                )
+                .then(col(c))
+                .otherwise(null_text())
+            };
+            datetime(only, &format!("%Y-%m-%d{s}%H:%M:%S{fraction}{zone}"))
+        })
+        .collect();
+    coalesce(&fast)
+}
+
+/// A value of one of the fast `forms` (its width and separator's), in UTC milliseconds:
+/// what polars' fast parser gives for the form's format (the same digits read, the same
+/// dates and times valid, as chrono has them), where every field is its number of ASCII
+/// digits; `None` for anything else, which polars' formats are left to read. `day` is the
+/// last date read and its first millisecond: a log's timestamps share their date.
+fn read_fast(v: &[u8], forms: &[Form], day: &mut Option<([u8; 10], i64)>) -> Option<i64> {
+    let &(_, w, fraction, zone) = forms
+        .iter()
+        .find(|(s, w, _, zone)| v.len() == *w as usize + zone.len() && v[10] == s.as_bytes()[0])?;
+    let digits = |from: usize, n: usize| -> Option<u32> {
+        v[from..from + n].iter().try_fold(0u32, |n, &b| {
+            let d = b.wrapping_sub(b'0');
+            (d < 10).then(|| n * 10 + u32::from(d))
+        })
+    };
+    let date: [u8; 10] = v[..10].try_into().expect("at least 19 bytes");
+    let day_ms = match *day {
+        Some((last, ms)) if last == date => ms,
+        _ => {
+            if v[4] != b'-' || v[7] != b'-' {
+                return None;
+            }
+            let (y, m, d) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+            let ms = chrono::NaiveDate::from_ymd_opt(y as i32, m, d)?
+                .and_hms_opt(0, 0, 0)?
+                .and_utc()
+                .timestamp_millis();
+            *day = Some((date, ms));
+            ms
+        }
+    };
+    if v[13] != b':' || v[16] != b':' || !v.ends_with(zone.as_bytes()) {
+        return None;
+    }
+    let (h, m, s) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
+    // chrono's valid times (no leap second: a fraction of at most 9 digits is below one).
+    if h > 23 || m > 59 || s > 59 {
+        return None;
+    }
+    let ms = match fraction {
+        "" => 0,
+        _ => {
+            if v[19] != b'.' {
+                return None;
+            }
+            // The fraction's milliseconds: its first three digits, as the nanoseconds'
+            // truncation gives them.
+            let n = w as usize - 20;
+            digits(20, n)? / 10u32.pow(n as u32 - 3)
+        }
+    };
+    Some(day_ms + i64::from(h * 3_600_000 + m * 60_000 + s * 1000 + ms))
 }
 
 /// `PARSED` of one morsel, from its text column and its fast parse (`cols`): the fast
@@ -375,6 +477,95 @@ mod tests {
                 _ => Some(TEN + 250),
             };
             assert_eq!(*got, want, "row {i}");
+        }
+    }
+
+    /// Where `read_fast` reads a value, polars' format for its form reads the same
+    /// instant; a morsel holding a value it does not read is read by polars' formats, so
+    /// the column is the same either way: valid and invalid dates and times (29 February,
+    /// 24:00, a 60th second, month 13, day 0, year 0), wrong separators, signs and spaces
+    /// where digits go, in every fast form.
+    #[test]
+    fn the_fast_read_is_polars_fast_formats() {
+        let dates = [
+            "2026-11-02",
+            "2024-02-29",
+            "2026-02-29",
+            "0000-01-01",
+            "1969-12-31",
+            "9999-12-31",
+            "2026-13-02",
+            "2026-00-10",
+            "2026-11-00",
+            "2026-11-31",
+            "2026/11/02",
+            "2026-1-+02",
+            "+026-11-02",
+            "-026-11-02",
+            " 026-11-02",
+        ];
+        let times = [
+            "10:00:00", "23:59:59", "24:00:00", "23:60:00", "23:59:60", "00:00:00", "1 :00:00",
+            "10-00-00", "+1:00:00",
+        ];
+        let fractions = ["", ".250", ".999999", ".123456789", ".+25", ",250", ".2500"];
+        let mut values = vec![];
+        for d in dates {
+            for sep in ["T", " ", "x"] {
+                for t in times {
+                    for f in fractions {
+                        for z in ["", "Z", "z"] {
+                            values.push(format!("{d}{sep}{t}{f}{z}"));
+                        }
+                    }
+                }
+            }
+        }
+        let all_forms: Vec<Form> = ["T", " "]
+            .into_iter()
+            .flat_map(|s| {
+                FAST.into_iter()
+                    .flat_map(move |(w, f)| ["", "Z"].map(|z| (s, w, f, z)))
+            })
+            .collect();
+        for forms in [
+            vec![("T", 23, ".%3f", "Z")],
+            vec![(" ", 19, "", "")],
+            all_forms,
+        ] {
+            let text = Column::new("ts".into(), &values);
+            let by_polars = DataFrame::new(values.len(), vec![text.clone()])
+                .unwrap()
+                .lazy()
+                .select([polars_fast("ts", &forms).cast(DataType::Int64)])
+                .collect()
+                .unwrap();
+            let by_polars: Vec<Option<i64>> = by_polars
+                .column("ts")
+                .unwrap()
+                .i64()
+                .unwrap()
+                .iter()
+                .collect();
+            let mut day = None;
+            let mut read = 0;
+            for (v, want) in values.iter().zip(&by_polars) {
+                if let Some(ms) = read_fast(v.as_bytes(), &forms, &mut day) {
+                    assert_eq!(Some(ms), *want, "{v} in {forms:?}");
+                    read += 1;
+                }
+            }
+            // Five valid dates, three valid times, in each form.
+            assert!(read >= 15, "{forms:?}: {read} read");
+            let morsel = fast_morsel("ts", &text, &forms).unwrap();
+            let morsel: Vec<Option<i64>> = morsel
+                .cast(&DataType::Int64)
+                .unwrap()
+                .i64()
+                .unwrap()
+                .iter()
+                .collect();
+            assert_eq!(morsel, by_polars, "{forms:?}");
         }
     }
 

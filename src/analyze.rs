@@ -19,7 +19,7 @@ use crate::peer::{self, Definitions};
 use crate::plan::{self, Plan, Scope};
 use crate::quality;
 use crate::ruleset::compile::{self, CLASS_INDEX, ESTIMATED_SUFFIX};
-use crate::ruleset::RuleSet;
+use crate::ruleset::{Node, RuleSet};
 use crate::source::{
     self, BadRowPolicy, Input, InputFormat, Locations, Origin, FILE_INDEX, SOURCE_COL,
 };
@@ -502,6 +502,43 @@ fn with_keys(keys: &[String], more: &[&str]) -> Vec<String> {
     out
 }
 
+/// The columns of `values` (metric names, or fields) counted once each, in order, and
+/// where each value's is among them: a metric defined as another metric or a field alone
+/// (`end_to_end_ms = "total_handler_ms"`) is that column's copy, and where the column is
+/// among `values` it is not counted again.
+fn distinct_columns(rules: &RuleSet, values: &[String]) -> (Vec<String>, Vec<usize>) {
+    let column_of = |name: &str| -> String {
+        let mut name = name.to_string();
+        // A chain of aliases ends: a metric refers only to those defined before it.
+        while let Some(m) = rules.metrics.iter().find(|m| m.name == name) {
+            match &m.node {
+                Node::Field(n) | Node::Metric(n) => name = n.clone(),
+                _ => break,
+            }
+        }
+        name
+    };
+    let columns: Vec<String> = values.iter().map(|v| column_of(v)).collect();
+    let mut counted: Vec<String> = vec![];
+    let mut counted_as = vec![];
+    for (v, c) in values.iter().zip(&columns) {
+        // The first value of a column is counted, under its own name.
+        match columns.iter().position(|o| o == c) {
+            Some(first) if values[first] != *v => counted_as.push(
+                counted
+                    .iter()
+                    .position(|n| *n == values[first])
+                    .expect("counted"),
+            ),
+            _ => {
+                counted_as.push(counted.len());
+                counted.push(v.clone());
+            }
+        }
+    }
+    (counted, counted_as)
+}
+
 /// How a class or file index appears in a group key (keys are text).
 fn index_key(i: usize) -> Option<String> {
     Some(i.to_string())
@@ -534,6 +571,9 @@ fn summarize(
             .map(|m| m.name.clone())
             .filter(|n| *n != e2e),
     );
+    // A metric that is another value under a name of its own (`end_to_end_ms` is
+    // `total_handler_ms`) has that value's percentiles: each column is counted once.
+    let (counted, counted_as) = distinct_columns(rules, &values);
     let pct_keys = with_keys(by, &[CLASS_INDEX]);
     let levels = vec![
         vec![],
@@ -552,11 +592,11 @@ fn summarize(
         .and_then(guess::sample_rows)
         .filter(|_| opts.since.is_none() && opts.until.is_none());
     let budget = Arc::new(Budget::default());
-    let mut histograms = Histograms::new(&lf, &pct_keys, &values)?;
+    let mut histograms = Histograms::new(&lf, &pct_keys, &counted)?;
     if let Some(m) = sample {
         // The sample's histograms, `beside`'s too, in one scan of the first rows.
         let sample = lf.clone().slice(0, m as IdxSize);
-        let sampled = Histograms::new(&sample, &pct_keys, &values)?;
+        let sampled = Histograms::new(&sample, &pct_keys, &counted)?;
         let mut queries = vec![sampled.query()];
         queries.extend(beside.sample(&sample)?);
         stats::collect_all(queries)?;
@@ -578,7 +618,7 @@ fn summarize(
     let tally = Tally { df: tally.frame()? };
     let rows = tally.total(ROWS)?;
     let hist = histograms.frames()?;
-    let mut ranks = exact::Ranks::locate(&hist, &pct_keys, &levels, &values)?;
+    let mut ranks = exact::Ranks::locate(&hist, &pct_keys, &levels, &counted)?;
     ranks.offer(histograms.kept()?)?;
     // The second: the values at the ranks (and, on a large log whose timings are fine
     // grained, a third: `Ranks::queries`).
@@ -592,7 +632,16 @@ fn summarize(
         ranks.read()?;
         beside.read()?;
     }
-    let mut pcts = ranks.finish()?;
+    let mut pcts: Vec<BTreeMap<Key, Vec<Pct>>> = ranks
+        .finish()?
+        .into_iter()
+        .map(|level| {
+            level
+                .into_iter()
+                .map(|(k, p)| (k, counted_as.iter().map(|&i| p[i].clone()).collect()))
+                .collect()
+        })
+        .collect();
     let by_group = pcts.pop().expect("three levels");
     let by_class = pcts.pop().expect("three levels");
     let overall = pcts.pop().expect("three levels");
@@ -936,6 +985,52 @@ pub fn iso_ms(ms: i64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A metric that is a field or another metric alone, through a chain of them, is
+    /// counted as that column where the column is among the values; any other is counted
+    /// under its own name.
+    #[test]
+    fn an_alias_of_a_value_is_counted_once() {
+        let src = r#"
+name = "t"
+default_class = "normal"
+[[metrics]]
+name = "e2e"
+expr = "total_handler_ms"
+doc = "d"
+[[metrics]]
+name = "e2e_again"
+expr = "e2e"
+doc = "d"
+[[metrics]]
+name = "headers"
+expr = "upstream_headers_ms"
+doc = "d"
+[[metrics]]
+name = "e2e_plus"
+expr = "e2e + 0"
+doc = "d"
+"#;
+        let rules = RuleSet::parse(src, "t.toml").unwrap();
+        let values: Vec<String> = [
+            "total_handler_ms",
+            "headers",
+            "e2e_again",
+            "e2e_plus",
+            "e2e",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (counted, counted_as) = distinct_columns(&rules, &values);
+        assert_eq!(counted, ["total_handler_ms", "headers", "e2e_plus"]);
+        assert_eq!(counted_as, [0, 1, 0, 2, 0]);
+        // Where the column itself is not a value, the first alias of it is counted.
+        let values: Vec<String> = ["e2e_again", "e2e"].map(String::from).to_vec();
+        assert_eq!(
+            distinct_columns(&rules, &values),
+            (vec!["e2e_again".to_string()], vec![0, 0])
+        );
+    }
 
     #[test]
     fn iso_dates() {

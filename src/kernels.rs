@@ -498,21 +498,24 @@ mod tests {
         }
     }
 
-    /// Values with every case of the order: nulls, NaN, ±0, ±inf, equal and unequal, in
-    /// columns of more than one word (and a partial last word).
+    /// Every case of the order: null, NaN, ±0, ±inf, near and far values.
+    const CASES: [Option<f64>; 10] = [
+        Some(1.0),
+        None,
+        Some(f64::NAN),
+        Some(-0.0),
+        Some(0.0),
+        Some(f64::INFINITY),
+        Some(f64::NEG_INFINITY),
+        Some(3000.0),
+        Some(2999.999),
+        Some(-1.5),
+    ];
+
+    /// Values with every case of the order, equal and unequal, in columns of more than
+    /// one word (and a partial last word).
     fn frame() -> DataFrame {
-        let base = [
-            Some(1.0),
-            None,
-            Some(f64::NAN),
-            Some(-0.0),
-            Some(0.0),
-            Some(f64::INFINITY),
-            Some(f64::NEG_INFINITY),
-            Some(3000.0),
-            Some(2999.999),
-            Some(-1.5),
-        ];
+        let base = CASES;
         let n = 151;
         let x: Vec<Option<f64>> = (0..n).map(|i| base[i % base.len()]).collect();
         let y: Vec<Option<f64>> = (0..n).map(|i| base[(i * 7 + 3) % base.len()]).collect();
@@ -649,17 +652,7 @@ mod tests {
     /// ±0, ±∞, nulls) in several orders, with an integer column, one column and none.
     #[test]
     fn descends_holds_where_a_pair_is_out_of_order() {
-        let base = [
-            Some(1.0),
-            None,
-            Some(f64::NAN),
-            Some(-0.0),
-            Some(0.0),
-            Some(f64::INFINITY),
-            Some(f64::NEG_INFINITY),
-            Some(3000.0),
-            Some(-1.5),
-        ];
+        let base = CASES;
         let n = base.len().pow(3);
         let digit = |i: usize, d: u32| base[(i / base.len().pow(d)) % base.len()];
         let a: Vec<Option<f64>> = (0..n).map(|i| digit(i, 0)).collect();

@@ -508,7 +508,7 @@ fn cells_counted(cells: &[u32], width: usize, low: u32) -> Vec<(u32, u32, u64)> 
 
 /// The slots of the rows whose bit in `word` (a validity word, row i at bit i) is unset
 /// made 0: null.
-fn zero_unset(slots: &mut [u32], word: u64) {
+pub(super) fn zero_unset(slots: &mut [u32], word: u64) {
     let mut unset = !word;
     if slots.len() < 64 {
         unset &= (1 << slots.len()) - 1;

@@ -12,6 +12,7 @@ use polars::prelude::*;
 use polars_arrow::bitmap::Bitmap;
 
 use super::at_height;
+use super::histogram::zero_unset;
 use crate::kernels::words_of;
 
 /// A key tuple: one code per key (`Coding`), null for a null key.
@@ -236,14 +237,7 @@ fn small(values: impl Iterator<Item = u64> + Clone, validity: Option<&Bitmap>) -
     let mut cells: Vec<u32> = values.map(|v| v as u32 + 1).collect();
     if let Some(valid) = validity.filter(|v| v.unset_bits() > 0) {
         for (rows, word) in cells.chunks_mut(64).zip(words_of(valid)) {
-            let mut unset = !word;
-            if rows.len() < 64 {
-                unset &= (1 << rows.len()) - 1;
-            }
-            while unset != 0 {
-                rows[unset.trailing_zeros() as usize] = 0;
-                unset &= unset - 1;
-            }
+            zero_unset(rows, word);
         }
     }
     Some(Codes::Small {

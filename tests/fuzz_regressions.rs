@@ -560,3 +560,23 @@ fn timing_decoder_one_id_in_more_rows_than_slices() {
     let r = ids.iter().filter(|id| *id == Some("r")).count();
     assert_eq!((whole.all.height(), r), (71, 69));
 }
+
+/// Found by `timing_decoder`: a JSON-lines log with a blank line before its rows (the
+/// finding's first line). Read whole, request `b` is its last row; read alone, the one-row
+/// slice of that row number held `r`: polars' JSON-lines reader counts a blank line, or
+/// one of spaces, before a row as a row when it skips to a slice, not when it reads every
+/// row, so `explain --request-id b` said "no request `b`; did you mean `b`?". Where a
+/// file's rows are not its lines, a request's rows are picked by number from a scan.
+#[test]
+fn timing_decoder_blank_line_before_a_sliced_row() {
+    timing_decoder_oracle::check(include_bytes!(
+        "../fuzz/regressions/timing_decoder-blank-line-before-a-sliced-row.jsonl"
+    ));
+    // The shortest forms: blank lines first, and a line of spaces between two rows.
+    timing_decoder_oracle::check(
+        b"\n\n{\"request_id\":\"r\",\"total_handler_ms\":1}\n{\"request_id\":\"b\",\"total_handler_ms\":2}\n",
+    );
+    timing_decoder_oracle::check(
+        b"{\"request_id\":\"r\",\"total_handler_ms\":1}\n  \n{\"request_id\":\"b\",\"total_handler_ms\":2}\n",
+    );
+}

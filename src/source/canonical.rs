@@ -233,13 +233,20 @@ pub enum Rows<'a> {
     /// Every row, for a copy written once: values used several times are computed once
     /// into columns of their own (see `select`).
     Copy,
-    /// Only these, 1-based and ascending (what `rows_holding` found): each read as a
-    /// one-row slice, which the reader pushes down to the file (Parquet decodes only the
-    /// row group holding it), numbered with its place in the file.
-    Only(&'a [IdxSize]),
-    /// `len` rows from the 1-based `first` (fewer at the end of the file): one slice,
-    /// pushed down to the file like `Only`'s, numbered with their places in the file.
-    Range { first: IdxSize, len: IdxSize },
+    /// Only these, 1-based and ascending (what `rows_holding` found), numbered with their
+    /// places in the file. With `sliced`, each is read as a one-row slice, which the
+    /// reader pushes down to the file (Parquet decodes only the row group holding it);
+    /// without, they are picked by their row number from a scan of every row (see
+    /// `load_one`: a reader whose slices count rows otherwise than its scan).
+    Only { rows: &'a [IdxSize], sliced: bool },
+    /// `len` rows from the 1-based `first` (fewer at the end of the file), numbered with
+    /// their places in the file: one slice, pushed down to the file like `Only`'s, or
+    /// without `sliced` picked from a scan of every row.
+    Range {
+        first: IdxSize,
+        len: IdxSize,
+        sliced: bool,
+    },
     /// Every row of a part of the file handed over as a frame, for a copy written a part at
     /// a time (`copy`): its columns, but the numbers `parsed_in_part` names, which
     /// come parsed (`parsed`, `present`). `first` is the 1-based place in the file of its
@@ -400,11 +407,29 @@ pub fn select(
     let mut lf = match rows {
         Rows::All | Rows::Copy => raw.clone().with_row_index(ROW_COL, Some(1)),
         Rows::Part { first, .. } => raw.clone().with_row_index(ROW_COL, Some(first)),
-        Rows::Only(rows) => one_row_slices(&raw, rows),
-        Rows::Range { first, len } => raw
+        Rows::Only { rows, sliced: true } => one_row_slices(&raw, rows),
+        Rows::Only { rows, .. } => {
+            let picked = rows
+                .iter()
+                .fold(lit(false), |any, &r| any.or(col(ROW_COL).eq(lit(r))));
+            raw.clone().with_row_index(ROW_COL, Some(1)).filter(picked)
+        }
+        Rows::Range {
+            first,
+            len,
+            sliced: true,
+        } => raw
             .clone()
             .slice(i64::from(first) - 1, len)
             .with_row_index(ROW_COL, Some(first)),
+        Rows::Range { first, len, .. } => {
+            let row = || col(ROW_COL);
+            raw.clone().with_row_index(ROW_COL, Some(1)).filter(
+                row()
+                    .gt_eq(lit(first))
+                    .and(row().lt(lit(first.saturating_add(len)))),
+            )
+        }
     };
     let needs_json = mapping
         .fields

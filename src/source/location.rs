@@ -28,6 +28,12 @@ impl LineMap {
         }
     }
 
+    /// Whether row N is on line N throughout: no blank line, no row of several lines and
+    /// none left out before the last row.
+    pub fn rows_are_lines(&self) -> bool {
+        self.jumps.is_empty()
+    }
+
     /// The 1-based line that 1-based `row` begins on.
     pub fn line(&self, row: u64) -> u64 {
         match self.jumps.partition_point(|&(r, _)| r <= row) {

@@ -745,11 +745,17 @@ fn load_one(
                 .collect()
                 .and_then(|df| Ok(df.column("n")?.u64()?.get(0).unwrap_or(0)))
                 .map_err(|e| read_error("rows", e))?;
+            // polars' JSON-lines reader counts a blank line (or one of spaces) before a
+            // row as a row when it skips to a slice, but not when it reads every row (as
+            // `rows_holding` does): where the file's rows are not each on the line after
+            // the last, its rows are picked by number from a scan of every row.
+            let sliced = checked.lines.rows_are_lines();
             let around = rows.as_ref().and_then(|r| r.first()).map(|&row| {
                 let (first, last) = rows_around(u64::from(row), file_rows, cohort_rows.max(1));
                 let range = canonical::Rows::Range {
                     first: first as IdxSize,
                     len: (last + 1 - first) as IdxSize,
+                    sliced,
                 };
                 (
                     select(range),
@@ -759,7 +765,7 @@ fn load_one(
             });
             let rows = match &rows {
                 Some(rows) if rows.len() <= MAX_REQUEST_SLICES => {
-                    select(canonical::Rows::Only(rows))
+                    select(canonical::Rows::Only { rows, sliced })
                 }
                 _ => lf.clone(),
             };

@@ -747,9 +747,11 @@ fn load_one(
                 .map_err(|e| read_error("rows", e))?;
             // polars' JSON-lines reader counts a blank line (or one of spaces) before a
             // row as a row when it skips to a slice, but not when it reads every row (as
-            // `rows_holding` does): where the file's rows are not each on the line after
-            // the last, its rows are picked by number from a scan of every row.
-            let sliced = checked.lines.rows_are_lines();
+            // `rows_holding` does): in JSON lines whose rows are not each on the line
+            // after the last, the rows are picked by number from a scan of every row.
+            let json_lines = matches!(format, InputFormat::JsonLines | InputFormat::Aiperf)
+                || physical == Some(Content::Log(InputFormat::JsonLines));
+            let sliced = !json_lines || checked.lines.rows_are_lines();
             let around = rows.as_ref().and_then(|r| r.first()).map(|&row| {
                 let (first, last) = rows_around(u64::from(row), file_rows, cohort_rows.max(1));
                 let range = canonical::Rows::Range {

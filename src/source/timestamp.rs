@@ -151,16 +151,16 @@ pub fn parse_text_column(lf: LazyFrame, c: &str, forms: &[Form]) -> LazyFrame {
 /// where it reads every value that is not null; else `polars_fast` of the morsel.
 fn fast_morsel(c: &str, text: &Column, forms: &[Form]) -> PolarsResult<Column> {
     let values = text.str()?;
-    let (mut unread, mut day) = (false, None);
-    let ms: Int64Chunked = values
+    let mut day = None;
+    // None from the first value `read_fast` does not read on (a null reads as null).
+    let ms: Option<Int64Chunked> = values
         .iter()
-        .map(|v| {
-            let ms = read_fast(v?.as_bytes(), forms, &mut day);
-            unread |= ms.is_none();
-            ms
+        .map(|v| match v {
+            None => Some(None),
+            Some(v) => read_fast(v.as_bytes(), forms, &mut day).map(Some),
         })
         .collect();
-    if !unread {
+    if let Some(ms) = ms {
         return Ok(ms
             .with_name(text.name().clone())
             .into_datetime(TimeUnit::Milliseconds, None)

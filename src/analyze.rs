@@ -6,7 +6,7 @@
 //! per-request frame: each keeps what the summary shows. Another command's figures can
 //! ride on the same two scans (`Beside`, the report's).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -261,6 +261,7 @@ pub fn run_beside<B: Beside>(
         }
     }
     let mut plan = plan::build_for(rules, opts, Scope::Summary)?;
+    let rules = &plan.rules.clone();
     let mut beside = beside(&plan)?;
     let summarized = summarize(rules, &mut plan, opts, &mut beside);
     let (mut summary, untimed) = summarized.map_err(|e| plan.read_error(&e))?;
@@ -446,6 +447,9 @@ impl Tally {
         for m in estimated(rules) {
             flags.push((m.clone(), col(m.as_str())));
         }
+        for f in rules.unjudged_names() {
+            flags.push((null_flag(&f), col(f.as_str()).is_null()));
+        }
         let t = || col("timestamp").cast(DataType::Int64);
         Counts::new(
             lf,
@@ -478,6 +482,11 @@ impl Tally {
         let c = self.df.column(column)?.i64()?;
         Ok(if max { c.max() } else { c.min() })
     }
+}
+
+/// The tally's count of the rows without a value in `field`.
+fn null_flag(field: &str) -> String {
+    format!("__null_{field}")
 }
 
 /// The `<metric>_estimated` columns of the metrics that can carry an estimate.
@@ -563,7 +572,7 @@ fn summarize(
     // Exact percentiles of end-to-end and every reported metric: overall, per class, per
     // group; one histogram at (group, class), rolled up.
     let reported = plan.reported(rules);
-    let e2e = "total_handler_ms".to_string();
+    let e2e = plan.end_to_end.clone();
     let mut values = vec![e2e.clone()];
     values.extend(
         reported
@@ -703,33 +712,85 @@ fn summarize(
     let e2e_at = metric_index(&e2e);
     let mut classes = vec![];
     let mut position_in_table = 0..;
-    let mut push_class =
-        |class: &str, order: Option<i64>, look_at: &str, layer: &str, next: &str| {
-            let key = vec![index_key(position_in_table.next().expect("endless"))];
-            let count = class_counts.get(&key).copied().unwrap_or(0);
-            classes.push(ClassRow {
-                class: class.to_string(),
-                order,
-                count,
-                share: if rows == 0 {
-                    0.0
-                } else {
-                    round3(count as f64 / rows as f64)
-                },
-                failures: class_fail.get(&key).copied().unwrap_or(0),
-                end_to_end_ms: by_class
-                    .get(&key)
-                    .map(|p| p[e2e_at].clone())
-                    .unwrap_or_default(),
-                look_at: look_at.to_string(),
-                layer: layer.to_string(),
-                next_check: next.to_string(),
-            });
-        };
-    for r in &rules.rules {
-        push_class(&r.class, Some(r.order), &r.look_at, &r.layer, &r.next_check);
+    let several = rules.parts.len() > 1;
+    let mut nulls = BTreeMap::new();
+    for f in rules.unjudged_names() {
+        let n = tally.sum(&null_flag(&f), &class_key)?;
+        nulls.insert(f, n);
     }
-    push_class(&rules.default_class, None, "", "", "");
+    let mut push_class = |class: &str,
+                          table: Option<usize>,
+                          order: Option<i64>,
+                          look_at: &str,
+                          layer: &str,
+                          next: &str,
+                          reads: BTreeSet<String>| {
+        let key = vec![index_key(position_in_table.next().expect("endless"))];
+        let count = class_counts.get(&key).copied().unwrap_or(0);
+        let missing = nulls
+            .iter()
+            .filter(|(f, _)| class == RuleSet::UNJUDGED && reads.contains(f.as_str()))
+            .filter_map(|(f, n)| {
+                let requests = n.get(&key).copied().unwrap_or(0);
+                (requests > 0).then(|| Missing {
+                    field: f.to_string(),
+                    requests,
+                })
+            })
+            .collect();
+        classes.push(ClassRow {
+            missing,
+            class: class.to_string(),
+            table: table
+                .filter(|_| several)
+                .map(|t| rules.parts[t].name.clone()),
+            order,
+            count,
+            share: if rows == 0 {
+                0.0
+            } else {
+                round3(count as f64 / rows as f64)
+            },
+            failures: class_fail.get(&key).copied().unwrap_or(0),
+            end_to_end_ms: by_class
+                .get(&key)
+                .map(|p| p[e2e_at].clone())
+                .unwrap_or_default(),
+            look_at: look_at.to_string(),
+            layer: layer.to_string(),
+            next_check: next.to_string(),
+        });
+    };
+    for r in &rules.rules {
+        let next = match r.covers.is_empty() {
+            true => r.next_check.clone(),
+            false => format!(
+                "{}. Stands for the gateway table's {}: {}",
+                r.next_check,
+                r.covers.join(", "),
+                r.tell_apart
+            ),
+        };
+        let reads = rules.names_of_rule(r);
+        push_class(
+            &r.class,
+            Some(r.part),
+            Some(r.order),
+            &r.look_at,
+            &r.layer,
+            &next,
+            reads,
+        );
+    }
+    push_class(
+        &rules.default_class,
+        None,
+        None,
+        "",
+        "",
+        "",
+        BTreeSet::new(),
+    );
 
     // Named metrics.
     let metric_rows = |keys: &[String],
@@ -816,7 +877,7 @@ fn summarize(
         .filter(|i| i.format == InputFormat::AzureRequestLog)
     {
         notes.push(format!(
-            "{}: Azure OpenAI RequestResponse records carry one timing, durationMs (counted from the service receiving the request, not a gateway's t0), read as total_handler_ms; with no header or first-output time every request is insufficient_data, but its end-to-end percentiles stand",
+            "{}: Azure OpenAI RequestResponse records carry one timing, durationMs (counted from the service receiving the request, not a gateway's t0), read as total_handler_ms; with no header or first-output time the gateway_coarse table classifies the requests on that one time",
             input.path.display()
         ));
     }
@@ -936,7 +997,9 @@ fn summarize(
         percentile_rule: crate::stats::support::RULE,
         inputs: inputs
             .iter()
-            .map(|i| InputSummary {
+            .enumerate()
+            .map(|(n, i)| InputSummary {
+                table: (rules.parts.len() > 1).then(|| rules.parts[plan.table_of[n]].name.clone()),
                 path: i.path.display().to_string(),
                 format: if opts.from_sql_result {
                     format!("{}, a result of rules --emit sql", i.format)

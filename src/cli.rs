@@ -48,7 +48,7 @@ use tracediag::monitor;
 use tracediag::output;
 use tracediag::peer::Definitions;
 use tracediag::report::{self, Renderer};
-use tracediag::ruleset::RuleSet;
+use tracediag::ruleset::{tables, RuleSet};
 use tracediag::source::{self, BadRowPolicy, InputFormat};
 use tracediag::throughput;
 
@@ -263,8 +263,10 @@ enum InFormat {
 
 #[derive(Debug, Args)]
 struct RuleArgs {
-    /// Rule file to use instead of the shipped rules/gateway.toml.
-    #[arg(long, value_name = "FILE")]
+    /// Rule table for every input: a file, or the name of a shipped table (gateway, relay,
+    /// gateway_coarse, upstream, engine, client). Without it each input gets the shipped
+    /// table of the clock its log has.
+    #[arg(long, value_name = "FILE|NAME")]
     rules: Option<PathBuf>,
     /// Override a rule parameter, e.g. --set header_slow_ms=3000 (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
@@ -625,14 +627,27 @@ enum RulesAction {
     },
 }
 
+/// The tables a command that reads logs classifies them by: every shipped table (each
+/// input gets the one of its clock), or the one `--rules` names.
 fn load_rules(args: &RuleArgs) -> Result<RuleSet> {
-    load_rules_or(args, RuleSet::gateway)
+    load_rules_or(args, tables::shipped)
 }
 
-/// The user's rule file, or the given default table; then the `--set` overrides.
+/// `--rules`: a file, or a shipped table's name (a bare word that names no file).
+fn named_or_file(p: &Path) -> Result<RuleSet> {
+    let text = p.to_string_lossy();
+    let bare = !p.exists() && !text.contains(['/', '.', '\\']);
+    if bare {
+        tables::shipped_table(&text)
+    } else {
+        RuleSet::load(p)
+    }
+}
+
+/// The user's rule file or named table, or the given default; then the `--set` overrides.
 fn load_rules_or(args: &RuleArgs, default: fn() -> Result<RuleSet>) -> Result<RuleSet> {
     let mut rules = match &args.rules {
-        Some(p) => RuleSet::load(p)?,
+        Some(p) => named_or_file(p)?,
         None => default()?,
     };
     for s in &args.set {
@@ -749,7 +764,7 @@ fn analyze_cmd(a: AnalyzeArgs) -> Result<i32> {
         )));
     }
     if let (Some(path), Some(fmt)) = (&a.out, out_format) {
-        output::sink(&analysis.plan, &rules, path, fmt)?;
+        output::sink(&analysis.plan, &analysis.plan.rules, path, fmt)?;
         say!(
             "tracediag: wrote {} rows to {}",
             analysis.summary.rows,
@@ -1003,7 +1018,7 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
                 ));
             }
             // The table is checked before it is printed: what is emitted always loads.
-            let rules = load_rules(&a.rule_args)?;
+            let rules = load_rules_or(&a.rule_args, RuleSet::gateway)?;
             emit(&rules.text)
         }
         None if a.emit == Some(Emit::Sql) => {
@@ -1018,7 +1033,7 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
                     ))
                 }
             };
-            let rules = load_rules(&a.rule_args)?;
+            let rules = load_rules_or(&a.rule_args, RuleSet::gateway)?;
             let table = a.table.as_deref().unwrap_or(sql::DEFAULT_TABLE);
             emit(&if a.summary {
                 sql::summary_query(&rules, dialect, table)?
@@ -1027,7 +1042,7 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
             })
         }
         None => {
-            let rules = load_rules(&a.rule_args)?;
+            let rules = load_rules_or(&a.rule_args, RuleSet::gateway)?;
             emit(&match a.format {
                 Format::Table => report::rules::render_rules(&rules, width()),
                 Format::Json => report::rules::rules_json(&rules),

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ids::{self, IdPolicy, Salt};
 use crate::quality;
 use crate::ruleset::compile;
+use crate::ruleset::tables::TABLE_COLUMN;
 use crate::ruleset::RuleSet;
 use crate::source::{
     self, BadRowPolicy, Input, Locations, FILE_INDEX, ROW_COL, SOURCE_COL, UNPARSED_PREFIX,
@@ -30,6 +31,14 @@ use crate::window;
 pub struct Plan {
     /// One row per request: labels, timing fields, metrics, `class`, `classes`, `dq_*`.
     pub lf: LazyFrame,
+    /// The rule tables that classify the inputs (`RuleSet::choose`): what every later
+    /// question about classes, metrics and parameters is asked of.
+    pub rules: RuleSet,
+    /// Per input (by position), its table's position in `rules.parts`.
+    pub table_of: Vec<usize>,
+    /// The column holding each request's end-to-end time on its table's clock: the
+    /// table's own where one table classifies every input, else `END_TO_END`.
+    pub end_to_end: String,
     /// `Scope::Request`: the rows holding the request id, as `lf` holds them.
     pub request: Option<LazyFrame>,
     /// `Scope::Request` on a log of more than its `cohort_rows` rows: the rows of the
@@ -83,6 +92,10 @@ fn input_names(inputs: &[Input]) -> Vec<String> {
         .collect()
 }
 
+/// Column of each request's end-to-end time on its table's clock, in a plan classified by
+/// tables of several clocks (`Plan::end_to_end`).
+pub const END_TO_END: &str = "__end_to_end";
+
 /// What a plan is built for.
 #[derive(Debug, Clone, Copy)]
 pub enum Scope<'a> {
@@ -114,6 +127,15 @@ pub fn build(rules: &RuleSet, opts: &Options) -> Result<Plan> {
 
 /// Build the plan for `opts` under `rules` (a gateway table), for `scope`.
 pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> {
+    // A query's result was written by one table (`rules --emit sql`): the first, unless
+    // one was given.
+    let single;
+    let rules = if opts.from_sql_result && rules.parts.len() > 1 {
+        single = rules.part_alone(0)?;
+        &single
+    } else {
+        rules
+    };
     let carried = if opts.from_sql_result {
         sql_result::carried(rules)
     } else {
@@ -132,6 +154,28 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         cohort_rows,
     )?;
     let (lf, inputs) = (loaded.lf, loaded.inputs);
+    let mapped: Vec<std::collections::BTreeSet<String>> = inputs
+        .iter()
+        .map(|i| i.mapping.found().map(|(n, _)| n.to_string()).collect())
+        .collect();
+    let (chosen, table_of) = rules.choose(&mapped);
+    let rules = &chosen;
+    let with_table = |lf: LazyFrame| -> LazyFrame {
+        if rules.parts.len() < 2 {
+            return lf;
+        }
+        let branches = table_of
+            .iter()
+            .enumerate()
+            .map(|(file, table)| (col(FILE_INDEX).eq(lit(file as u32)), lit(*table as u32)));
+        lf.with_column(compile::chain(branches, lit(0u32)).alias(TABLE_COLUMN))
+    };
+    let lf = with_table(lf);
+    let loaded_request = loaded.request.map(with_table);
+    let loaded_around = loaded.around.map(|mut a| {
+        a.lf = with_table(a.lf);
+        a
+    });
     // Raw client identifiers go no further than the projection.
     let id_policy = match &opts.ids {
         Some(p) => p.clone(),
@@ -147,18 +191,35 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
             return Err(e);
         }
     }
+    // Each request's end-to-end time, where tables of several clocks classify the inputs:
+    // its own table's.
+    let (end_to_end, e2e) = match rules.parts.as_slice() {
+        [one] => (one.end_to_end.clone(), None),
+        parts => {
+            let branches = parts.iter().enumerate().map(|(i, p)| {
+                (
+                    col(TABLE_COLUMN).eq(lit(i as u32)),
+                    col(p.end_to_end.as_str()).cast(DataType::Float64),
+                )
+            });
+            let e2e = compile::chain(branches, lit(NULL).cast(DataType::Float64));
+            (END_TO_END.to_string(), Some(e2e.alias(END_TO_END)))
+        }
+    };
     let derive = |lf: LazyFrame| {
-        if opts.from_sql_result {
+        let lf = if opts.from_sql_result {
             sql_result::apply(rules, lf)
         } else {
             compile::apply(rules, lf)
+        };
+        match &e2e {
+            Some(e) => lf.with_column(e.clone()),
+            None => lf,
         }
     };
     let lf = derive(lf);
-    let request = loaded.request.map(|r| derive(ids::apply(r, &id_policy)));
-    let around = loaded
-        .around
-        .map(|a| (derive(ids::apply(a.lf, &id_policy)), a.extent));
+    let request = loaded_request.map(|r| derive(ids::apply(r, &id_policy)));
+    let around = loaded_around.map(|a| (derive(ids::apply(a.lf, &id_policy)), a.extent));
     let mut confirming = None;
     let (duplicates, request) = match (request, scope) {
         (None, Scope::Summary) if summary_confirms(opts) => {
@@ -225,6 +286,9 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         .collect();
     let mut plan = Plan {
         lf,
+        rules: chosen.clone(),
+        table_of,
+        end_to_end,
         request,
         around,
         inputs,

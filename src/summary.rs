@@ -297,6 +297,21 @@ pub struct InputSummary {
     pub format: String,
     /// Canonical fields found in the file, and where (column, nested path, JSON string).
     pub fields: Vec<FieldSource>,
+    /// The rule table that classifies its requests, where a run has several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
+}
+
+impl InputSummary {
+    /// What every renderer says after the file's name and format: how many canonical
+    /// fields it maps and, where a run has several tables, the one it got.
+    pub fn mapped(&self) -> String {
+        let n = self.fields.len();
+        match &self.table {
+            Some(t) => format!("{n} canonical fields mapped; table {t}"),
+            None => format!("{n} canonical fields mapped"),
+        }
+    }
 }
 
 /// How the client identifiers of the input (`user`, `token_name`, `client_ip`) were
@@ -366,6 +381,9 @@ pub struct Count {
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassRow {
     pub class: String,
+    /// The rule table that gives it, where a run's inputs are classified by several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
     /// Table order; null for the default class.
     pub order: Option<i64>,
     pub count: u64,
@@ -375,6 +393,17 @@ pub struct ClassRow {
     pub look_at: String,
     pub layer: String,
     pub next_check: String,
+    /// For `insufficient_data`: of its requests, how many lack each timing field its rule
+    /// reads (only fields some of them lack), so the output says what is missing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<Missing>,
+}
+
+/// Requests of a class without a value in one field.
+#[derive(Debug, Clone, Serialize)]
+pub struct Missing {
+    pub field: String,
+    pub requests: u64,
 }
 
 /// A named metric a summary leaves out: no input can compute it.

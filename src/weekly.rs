@@ -427,13 +427,13 @@ pub fn run(
     period: Option<Period>,
 ) -> Result<(Analysis, Weekly)> {
     let (analysis, passes) = analyze::run_beside(rules, opts, |plan| {
-        Passes::new(rules, plan, period).map_err(|e| match e {
+        Passes::new(&plan.rules, plan, period).map_err(|e| match e {
             Inner::Polars(e) => plan.read_error(&e),
             Inner::Usage(e) => e,
         })
     })?;
     let weekly = passes
-        .finish(rules)
+        .finish(&analysis.plan.rules)
         .map_err(|e| analysis.plan.read_error(&e))?;
     Ok((analysis, weekly))
 }

@@ -133,7 +133,7 @@ fn rules_emit_toml() {
     std::fs::write(&copy, &text).unwrap();
     let out = ok(&["rules", "check", copy.to_str().unwrap()]);
     assert!(
-        out.ends_with(": ok — table `gateway`, 9 rules, 33 metrics, 12 parameters\n"),
+        out.ends_with(": ok — table `gateway`, 9 rules, 19 metrics, 12 parameters\n"),
         "{out}"
     );
 }

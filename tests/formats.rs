@@ -393,9 +393,9 @@ fn real_new_api_rows_are_read_by_their_adapter() {
     );
     let notes = &a.summary.notes;
     assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("left out 2 manage/top-up rows (type ≠ 2)")),
+        notes.iter().any(|n| n.contains(
+            "left out 2 top-up/manage/system rows (type other than 2 consume and 5 error)"
+        )),
         "{notes:?}"
     );
 }

@@ -157,12 +157,26 @@ why = "x"
 }
 
 #[test]
-fn shipped_table_checks_clean() {
-    let out = cli(&["rules", "check", "rules/gateway.toml"]);
+fn shipped_tables_check_clean() {
+    let out = cli(&[
+        "rules",
+        "check",
+        "rules/gateway.toml",
+        "rules/relay.toml",
+        "rules/gateway_coarse.toml",
+        "rules/upstream.toml",
+        "rules/engine.toml",
+        "rules/client.toml",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "rules/gateway.toml: ok — table `gateway`, 9 rules, 33 metrics, 12 parameters\n"
+        "rules/gateway.toml: ok — table `gateway`, 9 rules, 19 metrics, 12 parameters\n\
+         rules/relay.toml: ok — table `relay`, 6 rules, 9 metrics, 7 parameters\n\
+         rules/gateway_coarse.toml: ok — table `gateway_coarse`, 5 rules, 6 metrics, 6 parameters\n\
+         rules/upstream.toml: ok — table `upstream`, 4 rules, 5 metrics, 4 parameters\n\
+         rules/engine.toml: ok — table `engine`, 4 rules, 9 metrics, 5 parameters\n\
+         rules/client.toml: ok — table `client`, 5 rules, 5 metrics, 5 parameters\n"
     );
 }
 
@@ -177,6 +191,6 @@ fn set_of_an_unknown_parameter_suggests_the_nearest() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "tracediag: error: --set: the rule table `gateway` has no parameter `header_slow`; did you mean `header_slow_ms`?\n"
+        "tracediag: error: --set: no shipped rule table has a parameter `header_slow`; did you mean `header_slow_ms`?\n"
     );
 }

@@ -4,10 +4,29 @@
 mod common;
 
 use common::*;
-use tracediag::ruleset::RuleSet;
+use std::path::PathBuf;
+
+use tracediag::ruleset::{tables, RuleSet};
 
 fn gateway() -> RuleSet {
     RuleSet::gateway().expect("the shipped table loads")
+}
+
+/// Every shipped table, loaded alone.
+fn tables() -> Vec<RuleSet> {
+    tables::SHIPPED
+        .iter()
+        .map(|s| tables::shipped_table(s.name).expect("the shipped table loads"))
+        .collect()
+}
+
+/// A class's fixture: the gateway table's in `fixtures/classes/`, another table's in
+/// `fixtures/classes/<table>/`.
+fn class_fixture(table: &RuleSet, class: &str) -> PathBuf {
+    match table.name.as_str() {
+        "gateway" => fixture(&format!("classes/{class}.jsonl")),
+        t => fixture(&format!("classes/{t}/{class}.jsonl")),
+    }
 }
 
 fn expect_of(id: &str) -> &str {
@@ -21,41 +40,81 @@ fn expect_of(id: &str) -> &str {
 }
 
 #[test]
-fn table_is_well_formed_and_documented() {
-    let rules = gateway();
-    assert!(!rules.rules.is_empty());
-    let mut orders: Vec<i64> = rules.rules.iter().map(|r| r.order).collect();
-    orders.dedup();
-    assert_eq!(orders.len(), rules.rules.len(), "orders are unique");
-    for r in &rules.rules {
-        for (what, text) in [
-            ("detects", &r.detects),
-            ("why", &r.why),
-            ("layer", &r.layer),
-            ("next_check", &r.next_check),
-        ] {
-            assert!(!text.trim().is_empty(), "{}: `{what}` is empty", r.class);
+fn tables_are_well_formed_and_documented() {
+    let doc = std::fs::read_to_string(root().join("rules/README.md")).unwrap();
+    let gateway_classes = gateway().class_order().join(" ");
+    for rules in tables() {
+        let t = &rules.name;
+        assert!(!rules.rules.is_empty(), "{t}");
+        let mut orders: Vec<i64> = rules.rules.iter().map(|r| r.order).collect();
+        orders.dedup();
+        assert_eq!(orders.len(), rules.rules.len(), "{t}: orders are unique");
+        assert!(
+            doc.contains(&format!("(`{t}.toml`)")),
+            "{t} has no section in rules/README.md"
+        );
+        for r in &rules.rules {
+            for (what, text) in [
+                ("detects", &r.detects),
+                ("why", &r.why),
+                ("layer", &r.layer),
+                ("next_check", &r.next_check),
+            ] {
+                assert!(
+                    !text.trim().is_empty(),
+                    "{t}: {}: `{what}` is empty",
+                    r.class
+                );
+            }
+            // A coarse class names the finer ones it stands for, and how to tell them apart.
+            assert_eq!(
+                r.covers.is_empty(),
+                r.tell_apart.trim().is_empty(),
+                "{t}: {}: covers and tell_apart go together",
+                r.class
+            );
+            for c in &r.covers {
+                assert!(
+                    gateway_classes.split(' ').any(|g| g == c),
+                    "{t}: {} covers `{c}`, no class of the gateway table",
+                    r.class
+                );
+            }
+            assert!(
+                class_fixture(&rules, &r.class).exists(),
+                "{t}: {} has no fixture",
+                r.class
+            );
+            assert!(
+                doc.contains(&format!("`{}`", r.class)),
+                "{t}: {} is not documented in rules/README.md",
+                r.class
+            );
         }
-        assert!(
-            fixture(&format!("classes/{}.jsonl", r.class)).exists(),
-            "{} has no fixture in fixtures/classes/",
-            r.class
+        for m in &rules.metrics {
+            assert!(
+                !m.doc.trim().is_empty(),
+                "{t}: metric {} has no doc",
+                m.name
+            );
+        }
+        for p in &rules.params {
+            assert!(
+                !p.doc.trim().is_empty(),
+                "{t}: parameter {} has no doc",
+                p.name
+            );
+        }
+        assert_eq!(rules.default_class, "normal", "{t}");
+        assert_eq!(
+            rules.rules.last().map(|r| r.class.as_str()),
+            Some("insufficient_data"),
+            "{t}: the table ends with what it cannot judge"
         );
-        let doc = std::fs::read_to_string(root().join("rules/README.md")).unwrap();
-        assert!(
-            doc.contains(&format!("`{}`", r.class)),
-            "{} is not documented in rules/README.md",
-            r.class
-        );
-    }
-    for m in &rules.metrics {
-        assert!(!m.doc.trim().is_empty(), "metric {} has no doc", m.name);
-    }
-    for p in &rules.params {
-        assert!(!p.doc.trim().is_empty(), "parameter {} has no doc", p.name);
     }
     // The class names and order that rules/README.md documents (and users' filters rely on).
-    let names: Vec<&str> = rules.rules.iter().map(|r| r.class.as_str()).collect();
+    let gateway = gateway();
+    let names: Vec<&str> = gateway.rules.iter().map(|r| r.class.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -70,22 +129,64 @@ fn table_is_well_formed_and_documented() {
             "insufficient_data"
         ]
     );
-    assert_eq!(rules.default_class, "normal");
+}
+
+/// rules/README.md's section of each table other than the gateway's is generated from the
+/// table (`report::rules::markdown_section`); `UPDATE_DOCS=1 cargo test` rewrites it.
+#[test]
+fn readme_sections_are_generated_from_the_tables() {
+    let path = root().join("rules/README.md");
+    let mut doc = std::fs::read_to_string(&path).unwrap();
+    let mut stale = vec![];
+    for rules in tables().iter().filter(|t| t.name != "gateway") {
+        let (begin, end) = (
+            format!("<!-- generated from rules/{}.toml -->\n", rules.name),
+            format!("<!-- end of rules/{}.toml -->", rules.name),
+        );
+        let want = tracediag::report::rules::markdown_section(rules);
+        let (Some(b), Some(e)) = (doc.find(&begin), doc.find(&end)) else {
+            panic!(
+                "rules/README.md has no generated section for {}",
+                rules.name
+            );
+        };
+        if doc[b + begin.len()..e] != want {
+            stale.push(rules.name.clone());
+            doc.replace_range(b + begin.len()..e, &want);
+        }
+    }
+    if !stale.is_empty() && std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &doc).unwrap();
+        return;
+    }
+    assert!(
+        stale.is_empty(),
+        "rules/README.md is stale for {stale:?}: run `UPDATE_DOCS=1 cargo test readme_sections`"
+    );
 }
 
 #[test]
 fn each_class_fires_alone_on_its_fixture_and_not_on_near_misses() {
-    let rules = gateway();
-    for r in &rules.rules {
-        let alone = rules.only(&r.class).unwrap();
-        let a = run(&alone, &[fixture(&format!("classes/{}.jsonl", r.class))]);
-        let rows = classes(&a);
-        assert!(rows.iter().any(|(id, _, _)| expect_of(id) == "fire"));
-        assert!(rows.iter().any(|(id, _, _)| expect_of(id) == "quiet"));
-        for (id, class, _) in rows {
-            match expect_of(&id) {
-                "fire" => assert_eq!(class, r.class, "{id} should fire {}", r.class),
-                _ => assert_eq!(class, "normal", "{id} should not fire {}", r.class),
+    for rules in tables() {
+        for r in &rules.rules {
+            let alone = rules.only(&r.class).unwrap();
+            let a = run(&alone, &[class_fixture(&rules, &r.class)]);
+            let rows = classes(&a);
+            assert!(rows.iter().any(|(id, _, _)| expect_of(id) == "fire"));
+            assert!(rows.iter().any(|(id, _, _)| expect_of(id) == "quiet"));
+            for (id, class, _) in rows {
+                match expect_of(&id) {
+                    "fire" => assert_eq!(
+                        class, r.class,
+                        "{}: {id} should fire {}",
+                        rules.name, r.class
+                    ),
+                    _ => assert_eq!(
+                        class, "normal",
+                        "{}: {id} should not fire {}",
+                        rules.name, r.class
+                    ),
+                }
             }
         }
     }
@@ -93,17 +194,15 @@ fn each_class_fires_alone_on_its_fixture_and_not_on_near_misses() {
 
 #[test]
 fn each_class_stays_quiet_on_the_other_classes_fixtures() {
-    let rules = gateway();
-    for r in &rules.rules {
-        let alone = rules.only(&r.class).unwrap();
-        for other in rules.rules.iter().filter(|o| o.class != r.class) {
-            let a = run(
-                &alone,
-                &[fixture(&format!("classes/{}.jsonl", other.class))],
-            );
-            for (id, class, _) in classes(&a) {
-                if expect_of(&id) == "fire" {
-                    assert_eq!(class, "normal", "{} fired on {id}", r.class);
+    for rules in tables() {
+        for r in &rules.rules {
+            let alone = rules.only(&r.class).unwrap();
+            for other in rules.rules.iter().filter(|o| o.class != r.class) {
+                let a = run(&alone, &[class_fixture(&rules, &other.class)]);
+                for (id, class, _) in classes(&a) {
+                    if expect_of(&id) == "fire" {
+                        assert_eq!(class, "normal", "{}: {} fired on {id}", rules.name, r.class);
+                    }
                 }
             }
         }
@@ -112,14 +211,33 @@ fn each_class_stays_quiet_on_the_other_classes_fixtures() {
 
 #[test]
 fn each_fixture_gets_its_class_first_in_the_whole_table() {
-    let rules = gateway();
-    for r in &rules.rules {
-        let a = run(&rules, &[fixture(&format!("classes/{}.jsonl", r.class))]);
-        for (id, class, _) in classes(&a) {
-            if expect_of(&id) == "fire" {
-                assert_eq!(class, r.class, "{id}");
-            } else {
-                assert_ne!(class, r.class, "{id}");
+    for rules in tables() {
+        for r in &rules.rules {
+            let a = run(&rules, &[class_fixture(&rules, &r.class)]);
+            for (id, class, _) in classes(&a) {
+                if expect_of(&id) == "fire" {
+                    assert_eq!(class, r.class, "{}: {id}", rules.name);
+                } else {
+                    assert_ne!(class, r.class, "{}: {id}", rules.name);
+                }
+            }
+        }
+    }
+}
+
+/// Without --rules, each class fixture of a table is classified by that table: the shipped
+/// set picks it by the fields the file has.
+#[test]
+fn the_shipped_set_picks_each_fixtures_table() {
+    let set = tables::shipped().unwrap();
+    for rules in tables() {
+        for r in &rules.rules {
+            let a = run(&set, &[class_fixture(&rules, &r.class)]);
+            assert_eq!(a.summary.rules.name, rules.name, "{}", r.class);
+            for (id, class, _) in classes(&a) {
+                if expect_of(&id) == "fire" {
+                    assert_eq!(class, r.class, "{}: {id}", rules.name);
+                }
             }
         }
     }

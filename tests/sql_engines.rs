@@ -20,7 +20,7 @@ use tracediag::catalogue::FIELDS;
 use tracediag::quality;
 use tracediag::ruleset::compile::{estimated_metrics, ESTIMATED_SUFFIX};
 use tracediag::ruleset::sql::{summary_figures, SQL_QUALITY_CHECKS};
-use tracediag::ruleset::RuleSet;
+use tracediag::ruleset::{tables, RuleSet};
 
 fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("TRACEDIAG_PYTHON") {
@@ -125,9 +125,14 @@ fn null_patterns(n: usize, path: &Path) {
     std::fs::write(path, text).unwrap();
 }
 
-/// Every class fixture, as paths.
+/// Every class fixture of the gateway table, as paths.
 fn class_fixtures() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(fixture("classes"))
+    fixtures_in("classes")
+}
+
+/// The JSON-lines fixtures of a folder of `fixtures/`, as paths.
+fn fixtures_in(dir: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(fixture(dir))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
@@ -139,6 +144,7 @@ fn class_fixtures() -> Vec<String> {
 
 struct Case {
     name: &'static str,
+    /// A rule file, or a shipped table's name; the gateway table when absent.
     rules: Option<&'static str>,
     inputs: Vec<String>,
     /// Whether every class of the table must occur.
@@ -186,12 +192,23 @@ fn duckdb_and_spark_reproduce_tracediag_row_for_row() {
             every_class: true,
         },
     ];
+    // Each table of a coarser clock on its class fixtures, over the columns of its clock.
+    let mut cases = cases;
+    for t in ["relay", "gateway_coarse", "upstream", "engine", "client"] {
+        cases.push(Case {
+            name: t,
+            rules: Some(t),
+            inputs: fixtures_in(&format!("classes/{t}")),
+            every_class: true,
+        });
+    }
 
     let mut manifest = vec![];
     let mut expected_lines = vec![];
     for case in &cases {
         let rules = match case.rules {
-            Some(p) => RuleSet::load(&root().join(p)).unwrap(),
+            Some(p) if p.ends_with(".toml") => RuleSet::load(&root().join(p)).unwrap(),
+            Some(name) => tables::shipped_table(name).unwrap(),
             None => RuleSet::gateway().unwrap(),
         };
         let mut rule_args: Vec<&str> = vec![];
@@ -240,17 +257,24 @@ fn duckdb_and_spark_reproduce_tracediag_row_for_row() {
                 sql.insert(format!("{dialect}_{what}"), json!(path));
             }
         }
-        // The canonical columns: the query needs none of the adapter-only fields, and
-        // leaves out the metrics built on them.
+        // The canonical columns: the query needs none of the adapter-only fields of another
+        // clock, and leaves out the metrics built on them; a table of a tool's clock reads
+        // that tool's fields.
+        let left_out = rules.adapter_metrics();
+        let own: BTreeSet<&str> = rules
+            .parts
+            .iter()
+            .flat_map(|p| p.applies_to.iter())
+            .filter_map(|f| tracediag::catalogue::adapter_of(f))
+            .collect();
         let mut inputs: Vec<&str> = FIELDS
             .iter()
             .map(|f| f.name)
-            .filter(|f| !tracediag::catalogue::is_adapter_field(f))
+            .filter(|f| tracediag::catalogue::adapter_of(f).is_none_or(|t| own.contains(t)))
             .collect();
         inputs.extend(["source_file", "source_row"]);
         let mut compared = serde_json::Map::new();
         let est = estimated_metrics(&rules);
-        let left_out = rules.adapter_metrics();
         for m in rules.metrics.iter().filter(|m| !left_out.contains(&m.name)) {
             compared.insert(m.name.clone(), json!("float"));
             if est[&m.name] {

@@ -232,7 +232,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             let pa = analyse(&a.inputs)?;
             let pb = analyse(&b.inputs)?;
             let source = |plan: &plan::Plan, cohort: usize| Source {
-                lf: plan.lf.clone().select(cohort_columns(rules, None)),
+                lf: plan.lf.clone().select(cohort_columns(&plan.rules, None)),
                 fine: vec![],
                 members: vec![(cohort, vec![])],
             };
@@ -272,7 +272,10 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
                     )
                 )));
             }
-            let lf = plan.lf.clone().select(cohort_columns(rules, Some(column)));
+            let lf = plan
+                .lf
+                .clone()
+                .select(cohort_columns(&plan.rules, Some(column)));
             // A value missing from the window may be the window's fault: say so first.
             let both = match split(lf, column, values) {
                 Ok(both) => both,
@@ -297,6 +300,18 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
             )
         }
     };
+    // Both cohorts are classified by one table, or their classes would not compare.
+    let chosen = sources[0].1.rules.clone();
+    if let Some((_, other)) = sources.iter().find(|(_, p)| p.rules.name != chosen.name) {
+        return Err(Error::Usage(format!(
+            "the cohorts are classified by different rule tables ({} for {}, {} for {}): their classes do not compare; give both the same kind of log, or one table with --table or --rules",
+            chosen.name,
+            cohorts[0].0,
+            other.rules.name,
+            cohorts[1].0
+        )));
+    }
+    let rules = &chosen;
     // A metric either cohort can compute is compared (null on the other side).
     let uncomputable: Vec<String> = rules
         .reported_metrics()

@@ -27,7 +27,7 @@ pub fn class_worst(
     let rule = rules.rule(class);
     let look_at = rule
         .map(|r| r.look_at.clone())
-        .unwrap_or_else(|| "total_handler_ms".to_string());
+        .unwrap_or_else(|| plan.end_to_end.clone());
     let lower_is_worse = is_rate(rules, &look_at);
     let in_class = plan.lf.clone().filter(col("class").eq(lit(class)));
     let value = col(look_at.as_str())
@@ -89,7 +89,7 @@ pub fn class_worst(
                 outcome: row.text("outcome"),
                 look_at_value: row.get(&look_at).number().map(round3),
                 look_at_estimated: row.estimated(&look_at),
-                end_to_end_ms: row.get("total_handler_ms").number().map(round3),
+                end_to_end_ms: row.get(&plan.end_to_end).number().map(round3),
             }
         })
         .collect();

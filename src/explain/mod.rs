@@ -79,6 +79,7 @@ pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanati
         Target::Class { .. } => plan::Scope::Log,
     };
     let plan = plan::build_for(rules, opts, scope)?;
+    let rules = &plan.rules.clone();
     let about = About::of(&plan, opts);
     match target {
         Target::Request { id, .. } => request(rules, &plan, &about, id).map(Explanation::Request),

@@ -942,14 +942,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         let html = if label == "Files" {
             s.inputs
                 .iter()
-                .map(|i| {
-                    format!(
-                        "{} ({}, {} canonical fields mapped)",
-                        code(&i.path),
-                        esc(&i.format),
-                        i.fields.len()
-                    )
-                })
+                .map(|i| format!("{} ({}, {})", code(&i.path), esc(&i.format), i.mapped()))
                 .collect::<Vec<_>>()
                 .join("<br>")
         } else {

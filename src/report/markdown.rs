@@ -133,14 +133,7 @@ pub fn analysed(s: &Summary, w: &Weekly) -> Vec<(&'static str, String)> {
         "Files",
         s.inputs
             .iter()
-            .map(|i| {
-                format!(
-                    "{} ({}, {} canonical fields mapped)",
-                    i.path,
-                    i.format,
-                    i.fields.len()
-                )
-            })
+            .map(|i| format!("{} ({}, {})", i.path, i.format, i.mapped()))
             .collect::<Vec<_>>()
             .join("; "),
     ));
@@ -447,14 +440,7 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         let text = if label == "Files" {
             s.inputs
                 .iter()
-                .map(|i| {
-                    format!(
-                        "{} ({}, {} canonical fields mapped)",
-                        code(&i.path),
-                        md(&i.format),
-                        i.fields.len()
-                    )
-                })
+                .map(|i| format!("{} ({}, {})", code(&i.path), md(&i.format), i.mapped()))
                 .collect::<Vec<_>>()
                 .join("; ")
         } else {

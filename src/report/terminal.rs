@@ -106,12 +106,7 @@ impl Renderer for Terminal {
             s.tool, s.rules.name, s.rules.source
         ));
         for i in &s.inputs {
-            line(format!(
-                "input: {} ({}, {} canonical fields mapped)",
-                i.path,
-                i.format,
-                i.fields.len()
-            ));
+            line(format!("input: {} ({}, {})", i.path, i.format, i.mapped()));
         }
         if let Some(ids) = &s.client_ids {
             line(format!("client ids: {}", ids.describe()));
@@ -171,7 +166,7 @@ impl Renderer for Terminal {
             let [p50, p95, p99] = fmt_pct(&c.end_to_end_ms);
             t.add_row(vec![
                 c.order.map(|o| o.to_string()).unwrap_or_else(|| "—".into()),
-                c.class.clone(),
+                with_table(c),
                 c.count.to_string(),
                 fmt_share(c.share),
                 c.failures.to_string(),
@@ -182,6 +177,23 @@ impl Renderer for Terminal {
             ]);
         }
         line(render(t, self.0));
+        for c in s
+            .classes
+            .iter()
+            .filter(|c| c.count > 0 && !c.missing.is_empty())
+        {
+            let missing: Vec<String> = c
+                .missing
+                .iter()
+                .map(|m| format!("no {} in {}", m.field, m.requests))
+                .collect();
+            line(format!(
+                "What is missing for {} ({}): {}",
+                with_table(c),
+                plural(c.count, "request"),
+                missing.join(", ")
+            ));
+        }
         let found: Vec<_> = s
             .classes
             .iter()
@@ -193,7 +205,7 @@ impl Renderer for Terminal {
             let mut t = table(&["class", "look at", "layer", "next check"], 0..0);
             for c in found {
                 t.add_row(vec![
-                    c.class.clone(),
+                    with_table(c),
                     c.look_at.clone(),
                     c.layer.clone(),
                     c.next_check.clone(),
@@ -343,4 +355,20 @@ fn sig(v: f64) -> String {
     }
     let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
     format!("{v:.digits$}")
+}
+
+/// A class as the tables show it: `table: class` where several tables classified the run.
+fn with_table(c: &crate::summary::ClassRow) -> String {
+    match &c.table {
+        Some(t) => format!("{t}: {}", c.class),
+        None => c.class.clone(),
+    }
+}
+
+/// `1 request`, `2 requests`.
+fn plural(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
 }

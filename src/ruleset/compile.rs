@@ -273,10 +273,21 @@ fn metric_refs(node: &Node) -> Vec<String> {
 
 fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
     let default = rules.rules.len() as u32;
+    // A set of several tables: each rule holds only on its own table's rows.
+    let own_table = |part: usize| {
+        (rules.parts.len() > 1).then(|| col(super::tables::TABLE_COLUMN).eq(lit(part as u32)))
+    };
     let conds: Vec<(Expr, &str)> = rules
         .rules
         .iter()
-        .map(|r| (c.value(&r.node).fill_null(lit(false)), r.class.as_str()))
+        .map(|r| {
+            let cond = c.value(&r.node).fill_null(lit(false));
+            let cond = match own_table(r.part) {
+                Some(t) => t.and(cond),
+                None => cond,
+            };
+            (cond, r.class.as_str())
+        })
         .collect();
     // The first match, as an index (`u32`, which its readers compare it with).
     let index = first_match(conds.iter().map(|(c, _)| c.clone()).collect(), default);
@@ -313,7 +324,7 @@ fn class_exprs(rules: &RuleSet, c: &Compiler) -> Vec<Expr> {
 }
 
 /// `when(c1).then(v1).when(c2).then(v2)…otherwise(default)`.
-pub(crate) fn chain(branches: impl Iterator<Item = (Expr, Expr)>, default: Expr) -> Expr {
+pub fn chain(branches: impl Iterator<Item = (Expr, Expr)>, default: Expr) -> Expr {
     let mut branches = branches.peekable();
     let Some((c0, v0)) = branches.next() else {
         return default;

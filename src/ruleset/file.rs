@@ -17,6 +17,15 @@ pub struct RuleFile {
     pub catalogue: Option<Spanned<String>>,
     /// Class given to a row that no rule matches.
     pub default_class: Spanned<String>,
+    /// The fields that make an input this table's: among the shipped tables, an input is
+    /// classified by the first whose `applies_to` names a field the input maps. Empty: any
+    /// input (a user's table given with `--rules`).
+    #[serde(default)]
+    pub applies_to: Vec<Spanned<String>>,
+    /// The field or metric that is a request's end-to-end time on this table's clock (the
+    /// class table's percentiles); `total_handler_ms` when absent.
+    #[serde(default)]
+    pub end_to_end: Option<Spanned<String>>,
     #[serde(default)]
     pub params: Vec<ParamDef>,
     #[serde(default)]
@@ -63,4 +72,11 @@ pub struct RuleDef {
     pub detects: String,
     /// Why it matters.
     pub why: String,
+    /// The finer classes of the gateway table this class cannot tell apart with the
+    /// points its log has (a table of a coarser clock).
+    #[serde(default)]
+    pub covers: Vec<Spanned<String>>,
+    /// What to log to tell the `covers` classes apart.
+    #[serde(default)]
+    pub tell_apart: String,
 }

@@ -7,6 +7,7 @@
 pub mod compile;
 mod file;
 pub mod sql;
+pub mod tables;
 pub mod timeline;
 pub mod types;
 
@@ -33,6 +34,9 @@ pub const GATEWAY_PATH: &str = "rules/gateway.toml";
 pub const AZURE_TOML: &str = include_str!("../../rules/azure.toml");
 pub const AZURE_PATH: &str = "rules/azure.toml";
 
+/// A request's end-to-end time where a table names none: the gateway's t0→t7.
+pub const DEFAULT_END_TO_END: &str = "total_handler_ms";
+
 /// The most names, numbers, operators and parentheses one expression may have. The shipped
 /// tables' longest has a few dozen; the limit keeps the expression tree shallow enough to
 /// walk recursively (see `parse_expr`).
@@ -44,6 +48,8 @@ pub struct Param {
     pub value: f64,
     pub unit: String,
     pub doc: String,
+    /// The table (`RuleSet::parts`) it belongs to.
+    pub part: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +60,8 @@ pub struct Metric {
     pub ty: Ty,
     pub doc: String,
     pub label: Option<String>,
+    /// The table (`RuleSet::parts`) it belongs to.
+    pub part: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +75,27 @@ pub struct Rule {
     pub next_check: String,
     pub detects: String,
     pub why: String,
+    /// The gateway table's finer classes this one cannot tell apart (a coarser clock's).
+    pub covers: Vec<String>,
+    /// What to log to tell them apart.
+    pub tell_apart: String,
+    /// The table (`RuleSet::parts`) it belongs to.
+    pub part: usize,
+}
+
+/// One rule file of a set: a set loaded from one file has one part; the shipped tables,
+/// merged (`tables::shipped`), have one per clock, and each input is classified by one.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub name: String,
+    pub source: String,
+    pub description: String,
+    /// The file's text, exactly as loaded (`rules --emit toml`).
+    pub text: String,
+    /// The fields that make an input this table's (empty: any input).
+    pub applies_to: Vec<String>,
+    /// The field or metric that is a request's end-to-end time on its clock.
+    pub end_to_end: String,
 }
 
 /// A loaded, checked rule table.
@@ -85,8 +114,10 @@ pub struct RuleSet {
     pub params: Vec<Param>,
     /// In dependency order: every metric comes after the metrics it uses.
     pub metrics: Vec<Metric>,
-    /// In table order.
+    /// In table order (a merged set: each table's in turn).
     pub rules: Vec<Rule>,
+    /// The tables it is made of, in the order an input is matched against them.
+    pub parts: Vec<Part>,
     /// Position of each metric in the file, for display order.
     metric_file_order: BTreeMap<String, usize>,
 }
@@ -136,10 +167,13 @@ impl RuleSet {
                 Ok(())
             }
             None => {
-                let mut msg = format!(
-                    "--set: the rule table `{}` has no parameter `{name}`",
-                    self.name
-                );
+                let mut msg = match self.parts.len() {
+                    1 => format!(
+                        "--set: the rule table `{}` has no parameter `{name}`",
+                        self.name
+                    ),
+                    _ => format!("--set: no shipped rule table has a parameter `{name}`"),
+                };
                 if let Some(s) = types::nearest(name, self.params.iter().map(|p| p.name.as_str())) {
                     msg.push_str(&format!("; did you mean `{s}`?"));
                 }
@@ -191,18 +225,73 @@ impl RuleSet {
     }
 
     /// The metrics built on a field only a tool's adapter fills (`catalogue::ADAPTER_FIELDS`:
-    /// a relay's or a benchmark client's clock, say), in file order: what the emitted SQL
-    /// leaves out, since a table in the canonical schema has no column for them.
+    /// a relay's or a benchmark client's clock, say) of a tool no table of the set is for
+    /// (by its `applies_to`), in file order: what the emitted SQL leaves out, since a table
+    /// of the canonical columns written for another clock has no column for them. A
+    /// table of that tool's clock (`rules/relay.toml`) keeps them: its table has them.
     pub fn adapter_metrics(&self) -> Vec<String> {
+        use crate::catalogue::adapter_of;
+        let claimed: BTreeSet<&str> = self
+            .parts
+            .iter()
+            .flat_map(|p| p.applies_to.iter().filter_map(|f| adapter_of(f)))
+            .collect();
         self.metrics
             .iter()
             .filter(|m| {
                 self.fields_of(&m.name)
                     .iter()
-                    .any(|f| crate::catalogue::is_adapter_field(f))
+                    .filter_map(|f| adapter_of(f))
+                    .any(|tool| !claimed.contains(tool))
             })
             .map(|m| m.name.clone())
             .collect()
+    }
+
+    /// The field and metric names a rule's condition names itself.
+    pub fn names_of_rule(&self, rule: &Rule) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut stack = vec![&rule.node];
+        while let Some(n) = stack.pop() {
+            if let Node::Field(name) | Node::Metric(name) = n {
+                out.insert(name.clone());
+            }
+            stack.extend(n.children());
+        }
+        out
+    }
+
+    /// The class of what a table cannot judge: its rows are counted by the field or
+    /// metric each lacks (`Summary`'s classes say what is missing).
+    pub const UNJUDGED: &'static str = "insufficient_data";
+
+    /// The fields and metrics an `UNJUDGED` rule tests for `IS NULL`, each once, in the
+    /// order the rules name them: what such a request can be missing.
+    pub fn unjudged_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = vec![];
+        for r in self.rules.iter().filter(|r| r.class == Self::UNJUDGED) {
+            let mut stack = vec![&r.node];
+            let mut found = vec![];
+            while let Some(n) = stack.pop() {
+                match n {
+                    Node::IsNull {
+                        expr,
+                        negated: false,
+                    } => {
+                        if let Node::Field(name) | Node::Metric(name) = expr.as_ref() {
+                            found.push(name.clone());
+                        }
+                    }
+                    other => stack.extend(other.children().into_iter().rev()),
+                }
+            }
+            for name in found {
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
     }
 
     /// The catalogue fields a metric is built from, through the metrics it uses.
@@ -509,6 +598,7 @@ impl Loader<'_> {
                 value: p.value,
                 unit: p.unit.get_ref().clone(),
                 doc: p.doc.clone(),
+                part: 0,
             });
         }
 
@@ -565,6 +655,7 @@ impl Loader<'_> {
                 ty,
                 doc: m.doc.clone(),
                 label: m.label.clone(),
+                part: 0,
             });
         }
         let metric_types: BTreeMap<String, Ty> =
@@ -634,9 +725,28 @@ impl Loader<'_> {
                 next_check: r.next_check.clone(),
                 detects: r.detects.clone(),
                 why: r.why.clone(),
+                covers: r.covers.iter().map(|c| c.get_ref().clone()).collect(),
+                tell_apart: r.tell_apart.clone(),
+                part: 0,
             });
         }
         rules.sort_by_key(|r| r.order);
+        let mut applies_to = vec![];
+        for f in &raw.applies_to {
+            let name = f.get_ref();
+            if self.catalogue.get().field(name).is_none() {
+                let mut err = self.span_error(
+                    f.span(),
+                    format!("applies_to names `{name}`, which is not a log field"),
+                );
+                let fields = self.catalogue.get().names();
+                if let Some(s) = types::nearest(name, fields.iter().map(|s| s.as_str())) {
+                    err.help = Some(format!("did you mean `{s}`?"));
+                }
+                return Err(err);
+            }
+            applies_to.push(name.clone());
+        }
 
         let metric_file_order = raw
             .metrics
@@ -644,6 +754,46 @@ impl Loader<'_> {
             .enumerate()
             .map(|(i, m)| (m.name.get_ref().clone(), i))
             .collect();
+        let end_to_end = match &raw.end_to_end {
+            None => DEFAULT_END_TO_END.to_string(),
+            Some(e) => {
+                let name = e.get_ref();
+                let ty = match self.catalogue.get().field(name) {
+                    Some(f) => Some(Ty::from_kind(f.kind)),
+                    None => metric_types.get(name).copied(),
+                };
+                match ty {
+                    Some(Ty::Point { .. } | Ty::Span) => name.clone(),
+                    Some(t) => {
+                        return Err(self.span_error(
+                            e.span(),
+                            format!("end_to_end names `{name}`, a {t}: it must be a time"),
+                        ))
+                    }
+                    None => {
+                        let mut err = self.span_error(
+                            e.span(),
+                            format!(
+                                "end_to_end names `{name}`, which is neither a field nor a metric"
+                            ),
+                        );
+                        if let Some(s) = types::nearest(name, all_names.iter().map(|s| s.as_str()))
+                        {
+                            err.help = Some(format!("did you mean `{s}`?"));
+                        }
+                        return Err(err);
+                    }
+                }
+            }
+        };
+        let part = Part {
+            end_to_end,
+            name: raw.name.get_ref().clone(),
+            source: self.file.to_string(),
+            description: raw.description.clone(),
+            text: self.src.to_string(),
+            applies_to,
+        };
         Ok(RuleSet {
             source: self.file.to_string(),
             text: self.src.to_string(),
@@ -654,6 +804,7 @@ impl Loader<'_> {
             params,
             metrics,
             rules,
+            parts: vec![part],
             metric_file_order,
         })
     }

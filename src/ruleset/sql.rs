@@ -587,7 +587,7 @@ pub fn rows_query(rules: &RuleSet, d: Dialect, table: &str) -> Result<String> {
 
 /// The figures the summary reports percentiles of: end-to-end, then every named metric.
 pub fn summary_figures(rules: &RuleSet) -> Vec<String> {
-    let e2e = "total_handler_ms".to_string();
+    let e2e = rules.parts[0].end_to_end.clone();
     let off = rules.adapter_metrics();
     std::iter::once(e2e.clone())
         .chain(

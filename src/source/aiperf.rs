@@ -25,8 +25,8 @@
 //! What the figures mean:
 //! - **Origin c0 is the client's send** (`start_perf_ns`), not a gateway's t0: AIPerf is
 //!   the benchmark client. So the timings go to the client fields of the catalogue, never to
-//!   t-fields, and no gateway rule reads them: every request is `insufficient_data`, with
-//!   the client figures reported as named metrics.
+//!   t-fields; the client table (`rules/client.toml`) judges the requests on that clock,
+//!   its figures reported as named metrics.
 //! - **c1 is AIPerf's first token**: the first SSE message whose `delta.content` or
 //!   reasoning is non-empty (role-only, usage-only chunks and `[DONE]` are not responses).
 //!   **c2 is its last content message**, not the end of the stream: in the 2026 sample
@@ -60,7 +60,7 @@ use super::{csv, spool, InputFormat};
 use crate::error::{Error, Result};
 
 /// What a run notes about an AIPerf file: the clock and rules its figures follow.
-pub const CLOCK_NOTE: &str = "AIPerf's client clock: client_ttft_ms is AIPerf's time_to_first_token, by AIPerf's first-token rule (from the client's send to the first SSE message with content or reasoning); client_latency_ms ends at the last content message, not at the stream's end; output_tokens is AIPerf's output_sequence_length (its tokenizer's count, reasoning included). No gateway point: every request is insufficient_data, its client figures reported";
+pub const CLOCK_NOTE: &str = "AIPerf's client clock: client_ttft_ms is AIPerf's time_to_first_token, by AIPerf's first-token rule (from the client's send to the first SSE message with content or reasoning); client_latency_ms ends at the last content message, not at the stream's end; output_tokens is AIPerf's output_sequence_length (its tokenizer's count, reasoning included). The client table (rules/client.toml) classifies the requests on that clock";
 
 pub const REQUEST_ID: &str = "x_request_id";
 /// Wall-clock ns of the request's start (`timestamp_ns` in the 2025 schema).

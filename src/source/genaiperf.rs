@@ -13,8 +13,8 @@
 //! | `outcome` | a response carrying an SSE error → error, else ok | |
 //!
 //! What the figures mean, GenAI-Perf's rules (`_preprocess_response`):
-//! - **Origin c0** is perf_analyzer's send time; no gateway point is known, so the gateway
-//!   rules say `insufficient_data`.
+//! - **Origin c0** is perf_analyzer's send time; no gateway point is known, so the client
+//!   table (`rules/client.toml`) judges the requests.
 //! - A fragment that does not begin with `data:` (nor another SSE field) is the rest of the
 //!   previous response's event, split by the transport: it is joined to that response, as
 //!   GenAI-Perf does; several events in one response count as one response.
@@ -276,7 +276,7 @@ pub fn read(path: &Path) -> Result<super::Adapted> {
 }
 
 /// What a run notes about a GenAI-Perf export: the origin, the rules, the missing tokens.
-pub const NOTE: &str = "GenAI-Perf (perf_analyzer profile_export.json) client figures, counted from perf_analyzer's send (c0): responses without text are left out first (GenAI-Perf's rule), client_ttft_ms ends at the first response with text, client_latency_ms at the last; output tokens are null (GenAI-Perf counts them with a tokenizer tracediag does not have), so no inter-token latency; no gateway point is known, so every request is insufficient_data";
+pub const NOTE: &str = "GenAI-Perf (perf_analyzer profile_export.json) client figures, counted from perf_analyzer's send (c0): responses without text are left out first (GenAI-Perf's rule), client_ttft_ms ends at the first response with text, client_latency_ms at the last; output tokens are null (GenAI-Perf counts them with a tokenizer tracediag does not have), so no inter-token latency; the client table (rules/client.toml) classifies the requests on that clock";
 
 #[cfg(test)]
 mod tests {

@@ -197,7 +197,7 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
             field("llm_first_token_duration").alias("first_sse_event_ms"),
             field("llm_service_duration").alias("upstream_done_ms"),
         ]),
-        notes: vec!["Higress ai-statistics logs a first chunk (t0→t3) and the upstream body's end (t0→t6), not the proxy's finish (t7) or the upstream headers: the rules that need those say insufficient_data".to_string()],
+        notes: vec!["Higress ai-statistics logs a first chunk (t0→t3) and the upstream body's end (t0→t6), not the proxy's finish (t7) or the upstream headers: the gateway_coarse table (rules/gateway_coarse.toml) classifies the requests with those two points".to_string()],
     })
 }
 

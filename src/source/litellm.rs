@@ -8,9 +8,8 @@
 //!   to the provider, after the proxy's auth and routing: the gateway's t1 (upstream
 //!   start), not its receive (t0), which the row does not hold. So the figures are counted
 //!   from t1: `completionStartTime − startTime` is `upstream_first_chunk_ms` (t1→t3) and
-//!   `endTime − startTime` is `upstream_elapsed_ms` (t1→t6). No t0 point is filled, so the
-//!   ordered rules (which start at the gateway's receive) say insufficient_data, and the
-//!   Upstream Start metrics are reported.
+//!   `endTime − startTime` is `upstream_elapsed_ms` (t1→t6). No t0 point is filled: the
+//!   upstream table (`rules/upstream.toml`) classifies the requests on the t1 clock.
 //! - `completionStartTime` is the first chunk LiteLLM forwards (for the Responses API the
 //!   first SSE event, usually the `response.created` envelope): an event (t3), not
 //!   necessarily output. When nothing stamped it LiteLLM copies `endTime` into it
@@ -132,7 +131,7 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
             first_chunk.alias("upstream_first_chunk_ms"),
             (end - start).alias("upstream_elapsed_ms"),
         ]),
-        notes: vec!["LiteLLM's startTime is its call to the provider (t1), not the gateway's receive: its figures are the Upstream Start metrics (t1→t3, t1→t6), and with no t0 point every request is insufficient_data".to_string()],
+        notes: vec!["LiteLLM's startTime is its call to the provider (t1), not the gateway's receive: its figures are the Upstream Start metrics (t1→t3, t1→t6), and the upstream table (rules/upstream.toml) classifies the requests on that clock".to_string()],
     })
 }
 

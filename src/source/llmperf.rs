@@ -13,7 +13,7 @@
 //!
 //! What the figures mean:
 //! - **Origin c0** is the client's `time.monotonic()` before it sends the request; no
-//!   gateway point is known, so the gateway rules say `insufficient_data`.
+//!   gateway point is known, so the client table (`rules/client.toml`) judges them.
 //! - **First token (c1), LLMPerf's rule:** the first chunk with a non-empty
 //!   `delta.content`. **End (c2):** after the stream ends (`[DONE]` or close).
 //! - `inter_token_latency_s` is LLMPerf's own figure: the time to the last content chunk
@@ -158,7 +158,7 @@ impl<'de> Visitor<'de> for ObjectKeys<'_> {
 }
 
 /// What a run notes about LLMPerf responses: the clock and rules their figures follow.
-pub const NOTE: &str = "LLMPerf client figures, counted from the client's send (c0): client_ttft_ms follows LLMPerf's first-token rule (the first chunk with a non-empty `delta.content`), client_latency_ms ends when the stream closes; LLMPerf's inter_token_latency_s includes the TTFT and is not tracediag's inter-token latency (--definitions llmperf gives LLMPerf's own figures); no gateway point is known, so every request is insufficient_data";
+pub const NOTE: &str = "LLMPerf client figures, counted from the client's send (c0): client_ttft_ms follows LLMPerf's first-token rule (the first chunk with a non-empty `delta.content`), client_latency_ms ends when the stream closes; LLMPerf's inter_token_latency_s includes the TTFT and is not tracediag's inter-token latency (--definitions llmperf gives LLMPerf's own figures); the client table (rules/client.toml) classifies the requests on that clock";
 
 #[cfg(test)]
 mod tests {

@@ -632,7 +632,7 @@ fn load_one(
                 ));
             }
             notes.push(
-                "OpenTelemetry GenAI spans carry no gateway point (t0 … t7): every request is insufficient_data; the spans' own figures (an inference server's from its engine arrival e0, a client's from its call c0, each span's duration on its writer's clock) are reported as measured"
+                "OpenTelemetry GenAI spans carry no gateway point (t0 … t7): the engine table (rules/engine.toml) classifies them by the inference server's queue, prefill and decode times; the spans' own figures (an inference server's from its engine arrival e0, a client's from its call c0, each span's duration on its writer's clock) are reported as measured"
                     .to_string(),
             );
             if spans.other > 0 {

@@ -12,8 +12,8 @@
 //!   first upstream `data:` line, t3) is `relay_first_response_ms` (r0→t3) and `use_time`
 //!   (whole seconds of truncated Unix times, so ± 1 s) ×1000 is `relay_total_ms` (r0→t7);
 //!   one-api's `elapsed_time` (ms, from its relay meta's start, also after auth and
-//!   distribution) is `relay_total_ms` too. None of them is a t0 point, so no ordered rule
-//!   reads them: such a request is `insufficient_data`, with the Relay metrics reported.
+//!   distribution) is `relay_total_ms` too. None of them is a t0 point: the relay table
+//!   (`rules/relay.toml`) classifies such requests on their own clock.
 //! - `frt = -1000` is new-api's sentinel (its first-response time starts at StartTime − 1 s
 //!   and is only moved when a `data:` line arrives): non-streamed requests and streams that
 //!   never produced one. It is null, never a value. Another negative `frt` is kept, so
@@ -34,9 +34,13 @@
 //!   refused: someone passing it wants its figures, and nothing in it is ambiguous.
 //!
 //! Rows and labels:
-//! - Only consume rows (`type` 2) are requests; top-up (1), manage (3), system (4), error
-//!   (5), refund (6) rows are left out and counted in a note. A row without `type` (the
-//!   bare `request_timing` object) is kept.
+//! - Consume rows (`type` 2) and new-api's error rows (`type` 5 with a `use_time`: a failed
+//!   request) are requests; top-up (1), manage (3), system (4), refund (6) rows and
+//!   one-api's test rows (its `type` 5, without `use_time`) are left out and counted in a
+//!   note. A row without `type` (the bare `request_timing` object) is kept.
+//! - Outcome: a consume row is written once the relay has billed the request, so it is
+//!   `ok` unless `other.stream_status.status` says `error` or `canceled`; an error row is
+//!   `error`.
 //! - `created_at` (Unix seconds: when the log row was written, which for a consume row
 //!   is not the request's arrival) → timestamp; `model_name` → model; `group`; `channel` (its id; the `logs`
 //!   table calls it `channel_id`) with `channel_name` when the log has it (admin queries
@@ -85,6 +89,9 @@ pub const KEYS: &[&str] = &[
 
 /// new-api's log type of a request ("consume").
 const CONSUME: i64 = 2;
+/// new-api's log type of a failed request ("error"; one-api's 5 is a "test" row, which has
+/// no `use_time`).
+const ERROR: i64 = 5;
 /// `frt` of a request that never had a first `data:` line.
 const NO_FIRST_RESPONSE: f64 = -1000.0;
 /// The spans of `other.request_timing`, in their order.
@@ -147,11 +154,21 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
         }
     };
     let kind = text("type").cast(DataType::Int64);
-    let request = kind.clone().is_null().or(kind.eq(lit(CONSUME)));
+    let request = kind
+        .clone()
+        .is_null()
+        .or(kind.clone().eq(lit(CONSUME)))
+        .or(failed());
     let counts = raw
         .clone()
         .select([
             request.clone().not().sum().alias("left_out"),
+            kind.clone()
+                .eq(lit(CONSUME))
+                .or(failed())
+                .fill_null(lit(false))
+                .sum()
+                .alias("logged"),
             use_time().is_not_null().sum().alias("relay"),
         ])
         .collect()
@@ -168,17 +185,30 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
     let left_out = count("left_out");
     if left_out > 0 {
         notes.push(format!(
-            "left out {left_out} manage/top-up row{} (type ≠ 2): only new-api's consume rows are requests",
+            "left out {left_out} top-up/manage/system row{} (type other than 2 consume and 5 error): only consume and error rows are requests",
             if left_out == 1 { "" } else { "s" }
         ));
     }
+    if count("logged") > 0 {
+        notes.push("outcome: new-api writes a consume row (type 2) once it has billed the request, so such a row is `ok` unless other.stream_status says `error` or `canceled`; an error row (type 5) is a failed request, `error`".to_string());
+    }
     if count("relay") > 0 {
-        notes.push("new-api's `frt` and `use_time` count from its relay start (r0, after auth and channel selection), not from the gateway's receive: they are the Relay Start metrics, never combined with t0 figures, so a request without t0 points is insufficient_data".to_string());
+        notes.push("new-api's `frt` and `use_time` count from its relay start (r0, after auth and channel selection), not from the gateway's receive: never combined with t0 figures, they are classified by the relay table (rules/relay.toml)".to_string());
     }
     Ok(Adapted {
         frame: raw.filter(request).select(columns()),
         notes,
     })
+}
+
+/// A new-api error row: a failed request (type 5 with a `use_time`; one-api's type 5 is
+/// a test row, without one).
+fn failed() -> Expr {
+    text("type")
+        .cast(DataType::Int64)
+        .eq(lit(ERROR))
+        .and(text("use_time").is_not_null())
+        .fill_null(lit(false))
 }
 
 /// A table's columns of [`KEYS`] as text (absent ones null), like the JSON reader's.
@@ -272,13 +302,23 @@ fn columns() -> Vec<Expr> {
         text("model_name").alias("model"),
         text("group").alias("group"),
         channel.alias("channel"),
-        other
-            .clone()
-            .struct_()
-            .field_by_name("stream_status")
-            .struct_()
-            .field_by_name("status")
-            .alias("outcome"),
+        // A consume row is written once the request is billed: `ok`, unless the stream's
+        // own status says otherwise; an error row is a failed request.
+        coalesce(&[
+            when(failed())
+                .then(lit("error"))
+                .otherwise(lit(NULL).cast(DataType::String)),
+            other
+                .clone()
+                .struct_()
+                .field_by_name("stream_status")
+                .struct_()
+                .field_by_name("status"),
+            when(text("type").cast(DataType::Int64).eq(lit(CONSUME)))
+                .then(lit("ok"))
+                .otherwise(lit(NULL).cast(DataType::String)),
+        ])
+        .alias("outcome"),
         text("is_stream").alias("is_stream"),
         text("prompt_tokens").alias("input_tokens"),
         text("completion_tokens").alias("output_tokens"),
@@ -346,7 +386,11 @@ mod tests {
             strings(&df, "cached_tokens"),
             [Some("164411".into()), Some("5368".into())]
         );
-        assert_eq!(strings(&df, "outcome"), [None, Some("ok".into())]);
+        // A consume row is a billed request: `ok` where the stream says nothing.
+        assert_eq!(
+            strings(&df, "outcome"),
+            [Some("ok".into()), Some("ok".into())]
+        );
         assert_eq!(
             strings(&df, "channel"),
             [
@@ -356,7 +400,7 @@ mod tests {
         );
         assert_eq!(floats(&df, "total_handler_ms"), [None, None]);
         assert!(
-            a.notes[0].starts_with("left out 2 manage/top-up rows"),
+            a.notes[0].starts_with("left out 2 top-up/manage/system rows"),
             "{:?}",
             a.notes
         );
@@ -394,7 +438,7 @@ mod tests {
         assert_eq!(floats(&df, "relay_first_response_ms"), [None]);
         assert_eq!(floats(&df, "relay_total_ms"), [Some(1000.0)]);
         assert!(
-            notes[0].starts_with("left out 1 manage/top-up row "),
+            notes[0].starts_with("left out 1 top-up/manage/system row "),
             "{notes:?}"
         );
         // A span the PR omits stays null, and so does the sum it is part of.
@@ -419,7 +463,33 @@ mod tests {
         assert_eq!(floats(&df, "relay_first_response_ms"), [Some(-5.0)]);
         assert_eq!(strings(&df, "channel"), [Some("3".into())]);
         assert_eq!(strings(&df, "request_id"), [Some("7".into())]);
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(notes.len(), 3, "{notes:?}");
+    }
+
+    /// new-api's error rows (type 5) are its failed requests: kept, outcome `error`; a
+    /// one-api type-5 row (a test, without `use_time`) is left out; a stream that ended
+    /// in an error keeps its stream status.
+    #[test]
+    fn error_rows_are_failed_requests_and_consume_rows_are_ok() {
+        let status =
+            serde_json::to_string(r#"{"frt":800,"stream_status":{"status":"error"}}"#).unwrap();
+        let rows = format!(
+            "{{\"type\":2,\"model_name\":\"m\",\"use_time\":3,\"is_stream\":true,\"other\":{status}}}\n\
+             {{\"type\":5,\"model_name\":\"m\",\"use_time\":1,\"is_stream\":true,\"other\":\"\"}}\n\
+             {{\"type\":5,\"model_name\":\"m\",\"elapsed_time\":10,\"other\":\"\"}}\n\
+             {{\"type\":2,\"model_name\":\"m\",\"use_time\":2,\"is_stream\":false,\"other\":\"\"}}\n"
+        );
+        let (df, notes) = read("logs.jsonl", &rows);
+        assert_eq!(
+            strings(&df, "outcome"),
+            [
+                Some("error".into()),
+                Some("error".into()),
+                Some("ok".into())
+            ]
+        );
+        assert!(notes[0].starts_with("left out 1 "), "{notes:?}");
+        assert!(notes[1].starts_with("outcome: "), "{notes:?}");
     }
 
     #[test]

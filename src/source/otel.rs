@@ -33,8 +33,8 @@
 //! - **vLLM's `gen_ai.latency.*` count from the request's arrival at its engine** (its
 //!   `arrival_time`), an origin of its own (catalogue event e0): after the gateway's t1 and
 //!   the network to the server, so never a t0 figure. Every gateway point (t0 … t7) stays
-//!   null and the rules classify these rows `insufficient_data`, with the engine figures
-//!   reported. Seconds (doubles) become milliseconds.
+//!   null; the engine table (`rules/engine.toml`) classifies these rows by the server's
+//!   queue, prefill and decode times. Seconds (doubles) become milliseconds.
 //! - `time_in_model_inference` is prefill + decode (on the real export: 76.167 + 20.881 =
 //!   97.048 ms, and 67.217 + 771.397 = 838.614 ms): it adds nothing and is not read.
 //! - **The span's own duration** is on the clock of the process that wrote the span: vLLM

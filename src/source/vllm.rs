@@ -15,8 +15,8 @@
 //!
 //! What the figures mean:
 //! - **Origin c0** is the client's `time.perf_counter()` just before it sends the request;
-//!   no gateway point (t0…t7) is known, so the gateway rules say `insufficient_data` and the
-//!   client figures stand on their own.
+//!   no gateway point (t0…t7) is known, so the client table (`rules/client.toml`) judges
+//!   the requests on this clock.
 //! - **First token (c1), vLLM's rule:** the first streamed chunk whose `choices` array is
 //!   non-empty, even when its text is empty (current `endpoint_request_func.py`; the 2024
 //!   script took the first non-empty text). The summary names the rule.
@@ -267,7 +267,7 @@ pub fn note(path: &Path) -> String {
         "the file has no `latencies`, so client_latency_ms is derived: ttft + Σ itls, the last chunk's arrival (vLLM's own latency in current versions; in older ones the two differ by microseconds)"
     };
     format!(
-        "vLLM benchmark client figures, counted from the client's send (c0): client_ttft_ms follows vLLM's first-token rule (the first chunk with a non-empty `choices`, even when its text is empty); {latency}; no gateway point is known, so every request is insufficient_data (--definitions vllm gives vLLM's own figures)"
+        "vLLM benchmark client figures, counted from the client's send (c0): client_ttft_ms follows vLLM's first-token rule (the first chunk with a non-empty `choices`, even when its text is empty); {latency}; the client table (rules/client.toml) classifies the requests on that clock (--definitions vllm gives vLLM's own figures)"
     )
 }
 

@@ -1077,9 +1077,9 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
     weekly::write_text(&a.out, &text)?;
     diagnose(&report::diagnostics::summary(&analysis.summary));
     say!(
-        "tracediag: wrote the report ({} requests, {} periods of one {}) to {}",
-        analysis.summary.rows,
-        data.periods.len(),
+        "tracediag: wrote the report ({}, {} of one {}) to {}",
+        report::plural(analysis.summary.rows, "request"),
+        report::plural(data.periods.len() as u64, "period"),
         data.period.name(),
         a.out.display()
     );

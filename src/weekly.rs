@@ -53,7 +53,6 @@ pub const NONE_KEY: &str = "(none)";
 
 const PERIOD_COL: &str = "__period";
 /// The end-to-end time, whose median the timeline marks and whose p95 per channel is drawn.
-const E2E: &str = "total_handler_ms";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -127,6 +126,8 @@ impl Period {
 /// Everything the report shows beyond the `Summary`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Weekly {
+    /// The field or metric that is each request's end-to-end time (its table's).
+    pub end_to_end: String,
     pub period: Period,
     /// True when `period` was chosen from the span (no `--period`).
     pub period_from_span: bool,
@@ -438,6 +439,14 @@ pub fn run(
     Ok((analysis, weekly))
 }
 
+impl Weekly {
+    /// The span the end-to-end figure covers where the report can name it: t0→t7 on the
+    /// gateway's clock; another table's figure is named by itself.
+    pub fn end_to_end_span(&self) -> Option<&'static str> {
+        (self.end_to_end == crate::ruleset::DEFAULT_END_TO_END).then_some("t0→t7")
+    }
+}
+
 /// The first and last timestamp of the requests (ms since the Unix epoch, UTC), and how
 /// many have none.
 #[derive(Debug, Clone, Copy, Default)]
@@ -532,6 +541,8 @@ impl Family {
 
 /// The report's queries on `analyze`'s passes (`Beside`), and what they found.
 struct Passes {
+    /// The column of each request's end-to-end time (`Plan::end_to_end`).
+    e2e: String,
     period: Period,
     period_from_span: bool,
     timestamps: Timestamps,
@@ -657,7 +668,7 @@ impl Passes {
                 extremes: vec![],
             },
         )?;
-        let e2e = E2E.to_string();
+        let e2e = plan.end_to_end.clone();
         let three = QUANTILES.to_vec();
         // Per class, the phases that are no named metric: those that are, and end-to-end,
         // `analyze` finds per class (`Beside::by_class`).
@@ -717,6 +728,7 @@ impl Passes {
         })
         .collect::<PolarsResult<Vec<_>>>()?;
         Ok(Passes {
+            e2e: plan.end_to_end.clone(),
             period,
             period_from_span,
             timestamps,
@@ -817,6 +829,7 @@ impl Passes {
     /// The report data, from what the passes found.
     fn finish(self, rules: &RuleSet) -> PolarsResult<Weekly> {
         let Passes {
+            e2e,
             period,
             period_from_span,
             timestamps,
@@ -1032,7 +1045,7 @@ impl Passes {
                 Some(WaterfallRow {
                     class: c.clone(),
                     count,
-                    end_to_end_p50: analyzed_at(E2E).and_then(|i| analyzed[i].p50),
+                    end_to_end_p50: analyzed_at(&e2e).and_then(|i| analyzed[i].p50),
                     phases: pcts
                         .into_iter()
                         .enumerate()
@@ -1047,6 +1060,7 @@ impl Passes {
             .collect();
 
         Ok(Weekly {
+            end_to_end: e2e.clone(),
             period,
             period_from_span,
             untimed,

@@ -181,7 +181,80 @@ impl<'r> Clock<'r> {
     }
 }
 
+/// The origin of the clock a row's points count from when it holds no point of the
+/// gateway's clock (t0 … t7, local phases) but some of another: the first such point's.
+fn own_origin(row: &Row) -> Option<Event> {
+    let holds = |f: &catalogue::Field| row.num(f.name).is_some();
+    let gateway = catalogue::FIELDS.iter().any(|f| {
+        holds(f)
+            && match f.kind {
+                Kind::Point { origin, .. } => origin == Event::T0,
+                Kind::Phase => true,
+                _ => false,
+            }
+    });
+    if gateway {
+        return None;
+    }
+    catalogue::FIELDS.iter().find_map(|f| match f.kind {
+        Kind::Point { origin, .. } if holds(f) => Some(origin),
+        _ => None,
+    })
+}
+
+/// A timeline on a clock other than the gateway's: the origin, then every point the row
+/// holds that counts from it, each stretch the difference of two points of that origin.
+fn own_timeline(rules: &RuleSet, row: &Row, origin: Event) -> Timeline {
+    let mut points: Vec<(Event, &'static str, f64)> = catalogue::FIELDS
+        .iter()
+        .filter_map(|f| match f.kind {
+            Kind::Point { origin: o, marks } if o == origin => {
+                row.num(f.name).map(|v| (marks, f.name, v))
+            }
+            _ => None,
+        })
+        .collect();
+    points.sort_by_key(|(marks, _, _)| *marks);
+    let mut phases = vec![];
+    let mut from = (origin, None::<&str>, 0.0);
+    for (marks, field, v) in points {
+        let span = format!("{}→{}", from.0.short(), marks.short());
+        let name = rules
+            .metric_between(from.0, marks)
+            .map_or_else(|| span.clone(), |m| m.name.clone());
+        let how = match from.1 {
+            None => format!("{field} (ms since {})", origin.short()),
+            Some(f) => format!("{field} - {f} (both ms since {})", origin.short()),
+        };
+        phases.push(Phase {
+            name,
+            kind: PhaseKind::Timeline,
+            span,
+            duration_ms: Some(round3(v - from.2)),
+            start_ms: Some(round3(from.2)),
+            end_ms: Some(round3(v)),
+            from: how,
+            estimated: false,
+            missing: None,
+        });
+        from = (marks, Some(field), v);
+    }
+    let last = phases.last().and_then(|p| p.end_ms);
+    Timeline {
+        origin: origin.short().to_string(),
+        end_to_end_ms: last,
+        scale_ms: last,
+        t1_offset_ms: None,
+        t1_offset_estimated: false,
+        t1_offset_from: String::new(),
+        phases,
+    }
+}
+
 pub(super) fn timeline(rules: &RuleSet, row: &Row) -> Timeline {
+    if let Some(origin) = own_origin(row) {
+        return own_timeline(rules, row, origin);
+    }
     let clock = Clock::of(rules, row);
     let mut phases = vec![];
 
@@ -238,6 +311,7 @@ pub(super) fn timeline(rules: &RuleSet, row: &Row) -> Timeline {
         .filter_map(|p| p.end_ms)
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
     Timeline {
+        origin: Event::T0.short().to_string(),
         end_to_end_ms: t7.map(|(v, _)| round3(v)),
         scale_ms: t7.map(|(v, _)| round3(v)).or(latest),
         t1_offset_ms: t1.and_then(|p| p.t0).map(|(v, _)| round3(v)),

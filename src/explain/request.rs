@@ -12,7 +12,7 @@ use crate::catalogue::{self, Kind};
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::quality;
-use crate::ruleset::compile::{CLASSES_SEPARATOR, ESTIMATED_SUFFIX};
+use crate::ruleset::compile::{CLASSES_SEPARATOR, CLASS_INDEX, ESTIMATED_SUFFIX};
 use crate::ruleset::types::{self, Node, Ty};
 use crate::ruleset::RuleSet;
 use crate::source::{AroundRows, Locations, ROW_COL, SOURCE_COL};
@@ -235,15 +235,25 @@ impl<'a> Ctx<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        let class_rule = self.rules.rule(&class).map(|r| ClassRule {
-            order: r.order,
-            look_at: r.look_at.clone(),
-            look_at_value: row.get(&r.look_at).rounded(),
-            look_at_estimated: row.estimated(&r.look_at),
-            layer: r.layer.clone(),
-            next_check: r.next_check.clone(),
-            detects: r.detects.clone(),
-        });
+        // The rule by the row's class index: in a set of several tables two may share a
+        // class name.
+        let by_index = row
+            .int(CLASS_INDEX)
+            .and_then(|i| self.rules.rules.get(i as usize))
+            .filter(|r| r.class == class);
+        let class_rule = by_index
+            .or_else(|| self.rules.rule(&class))
+            .map(|r| ClassRule {
+                covers: r.covers.clone(),
+                tell_apart: r.tell_apart.clone(),
+                order: r.order,
+                look_at: r.look_at.clone(),
+                look_at_value: row.get(&r.look_at).rounded(),
+                look_at_estimated: row.estimated(&r.look_at),
+                layer: r.layer.clone(),
+                next_check: r.next_check.clone(),
+                detects: r.detects.clone(),
+            });
         let labels = catalogue::FIELDS
             .iter()
             .filter(|f| {

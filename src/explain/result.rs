@@ -105,11 +105,22 @@ pub struct ClassRule {
     pub layer: String,
     pub next_check: String,
     pub detects: String,
+    /// A coarser clock's class: the gateway table's classes it cannot tell apart, and what
+    /// to log to tell them apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub covers: Vec<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tell_apart: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Timeline {
-    /// t0 → t7, the gateway's end-to-end time.
+    /// The clock the points are placed on: the gateway's (t0) unless the request holds no
+    /// gateway point and its log counts from another origin (new-api's r0, a benchmark
+    /// client's c0, an inference server's e0, LiteLLM's t1).
+    #[serde(skip_serializing_if = "is_gateway_origin")]
+    pub origin: String,
+    /// t0 → t7, the gateway's end-to-end time (on another clock: to its last point).
     pub end_to_end_ms: Option<f64>,
     /// The span the waterfall is drawn against: end-to-end, or the latest point on the t0
     /// clock when t7 is missing.
@@ -281,4 +292,9 @@ pub struct Worst {
     pub look_at_value: Option<f64>,
     pub look_at_estimated: bool,
     pub end_to_end_ms: Option<f64>,
+}
+
+/// The gateway's clock, which the JSON leaves unsaid.
+fn is_gateway_origin(origin: &str) -> bool {
+    origin == "t0"
 }

@@ -153,6 +153,13 @@ fn explained(out: &mut String, id: &str, e: &Explained, width: Width) {
         Some(c) => {
             out.push_str(&format!("  layer       {}\n", c.layer));
             out.push_str(&format!("  next check  {}\n", c.next_check));
+            if !c.covers.is_empty() {
+                out.push_str(&format!(
+                    "  stands for  {} (the gateway table's classes): {}\n",
+                    c.covers.join(", "),
+                    c.tell_apart
+                ));
+            }
             out.push_str(&format!(
                 "  looked at   {} = {}{}\n",
                 c.look_at,
@@ -188,16 +195,19 @@ fn waterfall(out: &mut String, t: &Timeline, width: Width) {
             )
         }
     };
-    let scale = match (t.end_to_end_ms, t.scale_ms) {
-        (Some(v), _) => format!("{} ms end-to-end (t0→t7)", exact(v)),
-        (None, Some(v)) => format!("{} ms, the latest point logged (t7 missing)", exact(v)),
-        (None, None) => "nothing placed on the t0 clock".into(),
-    };
-    out.push_str(&format!(
-        "Timeline — one line per phase; bar: {bar_width} chars = {scale}; {EXACT_GLYPH} exact, {ESTIMATED_GLYPH} estimated (rests on the estimated t1 offset)\n"
-    ));
-    let offset = t1_offset(t);
-    out.push_str(&format!("t1 offset (t0→t1): {offset}\n"));
+    let scale = scale(t);
+    if t.origin == "t0" {
+        out.push_str(&format!(
+            "Timeline — one line per phase; bar: {bar_width} chars = {scale}; {EXACT_GLYPH} exact, {ESTIMATED_GLYPH} estimated (rests on the estimated t1 offset)\n"
+        ));
+        let offset = t1_offset(t);
+        out.push_str(&format!("t1 offset (t0→t1): {offset}\n"));
+    } else {
+        out.push_str(&format!(
+            "Timeline on the {} clock (no gateway point is logged) — one line per phase; bar: {bar_width} chars = {scale}\n",
+            t.origin
+        ));
+    }
     let ruler = match t.scale_ms {
         Some(v) => {
             let right = format!("{} ms", exact(v));
@@ -251,6 +261,17 @@ fn waterfall(out: &mut String, t: &Timeline, width: Width) {
             }
             _ => out.push_str(&format!("{row} {note}\n")),
         }
+    }
+}
+
+/// What the timeline's bar spans: the gateway's end-to-end time, or the last point of
+/// another clock.
+fn scale(t: &Timeline) -> String {
+    match (t.end_to_end_ms, t.scale_ms) {
+        (Some(v), _) if t.origin == "t0" => format!("{} ms end-to-end (t0→t7)", exact(v)),
+        (Some(v), _) => format!("{} ms, to the last point logged", exact(v)),
+        (None, Some(v)) => format!("{} ms, the latest point logged (t7 missing)", exact(v)),
+        (None, None) => "nothing placed on the t0 clock".into(),
     }
 }
 
@@ -611,6 +632,17 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
         Some(c) => {
             out.push_str(&format!("- layer: {}\n", md(&c.layer)));
             out.push_str(&format!("- next check: {}\n", md(&c.next_check)));
+            if !c.covers.is_empty() {
+                out.push_str(&format!(
+                    "- stands for: {} (the gateway table's classes): {}\n",
+                    c.covers
+                        .iter()
+                        .map(|c| code(c))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    md(&c.tell_apart)
+                ));
+            }
             out.push_str(&format!(
                 "- looked at: {} = {}{}\n",
                 code(&c.look_at),
@@ -627,17 +659,21 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
 
     let t = &e.timeline;
     out.push_str(&format!("\n{h} Timeline\n\n"));
-    let scale = match (t.end_to_end_ms, t.scale_ms) {
-        (Some(v), _) => format!("{} ms end-to-end (t0→t7)", exact(v)),
-        (None, Some(v)) => format!("{} ms, the latest point logged (t7 missing)", exact(v)),
-        (None, None) => "nothing placed on the t0 clock".into(),
-    };
-    let offset = t1_offset(t);
-    out.push_str(&format!(
-        "{}. t1 offset (t0→t1): {}.\n\n",
-        md(&scale),
-        md(&offset)
-    ));
+    let scale = scale(t);
+    if t.origin == "t0" {
+        let offset = t1_offset(t);
+        out.push_str(&format!(
+            "{}. t1 offset (t0→t1): {}.\n\n",
+            md(&scale),
+            md(&offset)
+        ));
+    } else {
+        out.push_str(&format!(
+            "On the {} clock (no gateway point is logged): {}.\n\n",
+            t.origin,
+            md(&scale)
+        ));
+    }
     out.push_str(&markdown::header(
         &[
             "span",

@@ -1040,7 +1040,10 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         .iter()
         .any(|s| s.points.iter().any(|p| p.1.is_some()))
     {
-        out.push_str("<p class=\"note\">No request with a timestamp has an end-to-end time (total_handler_ms).</p>\n");
+        out.push_str(&format!(
+            "<p class=\"note\">No request with a timestamp has an end-to-end time ({}).</p>\n",
+            esc(&w.end_to_end)
+        ));
     } else if !w.channel_p95.iter().any(|s| {
         s.points
             .iter()
@@ -1055,7 +1058,9 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         out.push_str(&figure(
             p95_chart(w),
             &format!(
-                "p95 of total_handler_ms (t0→t7, failures included) per channel and {p}; a gap means fewer than {} requests of the channel had an end-to-end time in that {p} (none, or n too small for a p95).",
+                "p95 of {} ({}failures included) per channel and {p}; a gap means fewer than {} requests of the channel had an end-to-end time in that {p} (none, or n too small for a p95).",
+                w.end_to_end,
+                w.end_to_end_span().map(|s| format!("{s}, ")).unwrap_or_default(),
                 support::P95_MIN_N
             ),
         ));

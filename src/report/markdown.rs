@@ -2,7 +2,7 @@
 //! HTML report, with tables where the HTML has charts. Every cell is escaped; nothing
 //! depends on the time of the run.
 
-use super::{fmt_num, fmt_pct, fmt_q, fmt_share};
+use super::{fmt_num, fmt_pct, fmt_q, fmt_share, plural};
 use crate::summary::{LeftOut, Summary};
 use crate::weekly::{PeriodRow, TrendRow, Weekly, NONE_KEY};
 
@@ -165,8 +165,8 @@ pub fn analysed(s: &Summary, w: &Weekly) -> Vec<(&'static str, String)> {
     out.push((
         "Periods",
         format!(
-            "{} periods of one {}{}{}",
-            w.periods.len(),
+            "{} of one {}{}{}",
+            plural(w.periods.len() as u64, "period"),
             w.period.name(),
             if w.period_from_span {
                 " (chosen from the span: hours under 2 days, days under 8 weeks, weeks beyond)"
@@ -549,12 +549,16 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         .iter()
         .any(|s| s.points.iter().any(|p| p.1.is_some()))
     {
-        out.push_str(
-            "No request with a timestamp has an end-to-end time (`total_handler_ms`).\n\n",
-        );
+        out.push_str(&format!(
+            "No request with a timestamp has an end-to-end time ({}).\n\n",
+            code(&w.end_to_end)
+        ));
     } else {
         out.push_str(&format!(
-            "End-to-end (t0→t7) p95 in ms per channel and {p} (UTC), with the number of requests that have an end-to-end time.\n\n"
+            "End-to-end ({}) p95 in ms per channel and {p} (UTC), with the number of requests that have an end-to-end time.\n\n",
+            w.end_to_end_span()
+                .map(str::to_string)
+                .unwrap_or_else(|| code(&w.end_to_end))
         ));
         let mut head: Vec<String> = vec![format!("{p} (UTC)")];
         head.extend(w.channel_p95.iter().map(|c| {

@@ -299,3 +299,11 @@ pub fn fmt_pct(p: &crate::summary::Pct) -> [String; 3] {
 pub fn fmt_share(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
+
+/// `1 request`, `2 requests`: a count with its noun, singular for one.
+pub fn plural(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}

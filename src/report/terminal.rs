@@ -4,7 +4,7 @@
 
 use comfy_table::{CellAlignment, Table};
 
-use super::{fit, fmt_pct, fmt_share, render, table, Renderer, Width};
+use super::{fit, fmt_pct, fmt_share, plural, render, table, Renderer, Width};
 use crate::peer::{pooled, Figures, PeerFigures};
 use crate::summary::{LeftOut, MetricRow, Summary};
 
@@ -362,13 +362,5 @@ fn with_table(c: &crate::summary::ClassRow) -> String {
     match &c.table {
         Some(t) => format!("{t}: {}", c.class),
         None => c.class.clone(),
-    }
-}
-
-/// `1 request`, `2 requests`.
-fn plural(n: u64, noun: &str) -> String {
-    match n {
-        1 => format!("1 {noun}"),
-        n => format!("{n} {noun}s"),
     }
 }

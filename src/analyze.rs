@@ -52,9 +52,22 @@ pub struct Options {
 }
 
 /// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
-/// or fractions, `2026-11-02 10:00`, or a date (`2026-11-02`, midnight), all UTC.
+/// or fractions, `2026-11-02 10:00`, or a date (`2026-11-02`, midnight), all UTC; or with
+/// the offset logs write (`2026-11-16T14:00+08:00`, `…+0800`), turned into UTC.
 pub fn parse_instant(text: &str) -> Result<i64> {
-    use chrono::{NaiveDate, NaiveDateTime};
+    use chrono::{DateTime, NaiveDate, NaiveDateTime};
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M%:z",
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+        "%Y-%m-%d %H:%M%:z",
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+        "%Y-%m-%dT%H:%M%z",
+    ] {
+        if let Ok(d) = DateTime::parse_from_str(text.trim(), fmt) {
+            return Ok(d.timestamp_millis());
+        }
+    }
     let t = text.trim().trim_end_matches(['Z', 'z']);
     for fmt in [
         "%Y-%m-%dT%H:%M:%S%.f",
@@ -74,7 +87,8 @@ pub fn parse_instant(text: &str) -> Result<i64> {
             .timestamp_millis());
     }
     Err(Error::Usage(format!(
-        "`{text}` is not a UTC time: expected e.g. 2026-11-02T10:00:00Z, 2026-11-02 10:00 or 2026-11-02"
+        "`{text}` is not a time: expected e.g. 2026-11-02T10:00:00Z, 2026-11-02 10:00 (quoted: it \
+         holds a space), 2026-11-02, or with an offset 2026-11-16T14:00+08:00"
     )))
 }
 
@@ -197,8 +211,11 @@ pub fn check(rules: &RuleSet, opts: &Options) -> Result<()> {
                 .filter(|n| groupable(n))
                 .chain(partitions.iter().map(String::as_str))
                 .collect();
+            let hint = crate::ruleset::types::nearest(b, names.iter().copied())
+                .map(|n| format!("did you mean `{n}`? "))
+                .unwrap_or_default();
             return Err(Error::Usage(format!(
-                "--by {b}: expected one of {}",
+                "--by {b}: {hint}expected one of {}",
                 names.join(", ")
             )));
         }
@@ -1094,6 +1111,29 @@ doc = "d"
             distinct_columns(&rules, &values),
             (vec!["e2e_again".to_string()], vec![0, 0])
         );
+    }
+
+    /// `--since` and `--until` take what logs write: UTC with or without `Z`, a date, or
+    /// a time with an offset, turned into UTC.
+    #[test]
+    fn instants_with_an_offset_are_turned_into_utc() {
+        let utc = parse_instant("2026-11-16T06:00:00Z").unwrap();
+        for text in [
+            "2026-11-16T14:00+08:00",
+            "2026-11-16T14:00:00+08:00",
+            "2026-11-16T14:00:00.000+0800",
+            "2026-11-16 14:00+08:00",
+            "2026-11-16T06:00",
+            "2026-11-16 06:00:00",
+        ] {
+            assert_eq!(parse_instant(text).unwrap(), utc, "{text}");
+        }
+        assert_eq!(
+            parse_instant("2026-11-16").unwrap(),
+            parse_instant("2026-11-16T00:00Z").unwrap()
+        );
+        let e = parse_instant("16/11/2026").unwrap_err().to_string();
+        assert!(e.contains("2026-11-16T14:00+08:00"), "{e}");
     }
 
     #[test]

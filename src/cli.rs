@@ -1,6 +1,7 @@
 //! The command line: clap definitions (raw flags), their validation into library
 //! options, dispatch, and the one place that prints. Exit codes: 0 done, 1 a finding
-//! asked to fail on (`--strict`), 2 error, 130 interrupted.
+//! asked to fail on (`--strict`), 2 error, 128 + the signal when interrupted (130 Ctrl-C,
+//! 143 SIGTERM).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// A command's `--help` epilogue: its examples, then its exit codes (each line at most 80
 /// columns). The codes are main's: 0 done, 1 a finding the user asked to fail on, 2 any
-/// error (clap's usage errors included), 130 the Ctrl-C/SIGTERM handler.
+/// error (clap's usage errors included), 130 or 143 the Ctrl-C or SIGTERM handler.
 macro_rules! after_help {
     ($examples:expr, $codes:expr) => {
         concat!(
@@ -35,7 +36,7 @@ macro_rules! exit_2 {
 }
 macro_rules! exit_130 {
     () => {
-        "  130  interrupted (Ctrl-C, SIGTERM); no partial output is left\n"
+        "  130  interrupted by Ctrl-C (143 by SIGTERM); no partial output is left\n"
     };
 }
 
@@ -57,10 +58,12 @@ use tracediag::throughput;
     name = "tracediag",
     version,
     about = "Diagnose LLM API latency offline, from gateway request logs",
-    long_about = "Reads per-request gateway logs (Parquet, CSV, JSON lines, JSON arrays), rebuilds each \
-request's timeline, derives named latency metrics, and tags every request with a class from an \
-ordered rule table (rules/gateway.toml). Azure Monitor metric exports get a class per deployment \
-and window from rules/azure.toml.",
+    long_about = "Reads per-request logs of API gateways, benchmark clients and inference servers \
+(Parquet, CSV, JSON lines, JSON arrays), rebuilds each request's timeline, derives named latency \
+metrics, and tags every request with a class from the ordered rule table of the clock its log \
+has (rules/gateway.toml for the full gateway timeline; relay, gateway_coarse, upstream, engine \
+and client for the others). Azure Monitor metric exports get a class per deployment and window \
+from rules/azure.toml.",
     after_help = after_help!(
         "  tracediag analyze logs.parquet --by model,channel\n\
          \x20 tracediag explain logs.parquet --request-id req-42\n\
@@ -171,6 +174,28 @@ enum Command {
         /// Which catalogue: gateway request logs or Azure Monitor windows.
         #[arg(long, value_enum, default_value = "gateway")]
         catalogue: CatalogueArg,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    #[command(after_help = after_help!(
+        "  tracediag completions bash > /etc/bash_completion.d/tracediag\n\
+         \x20 tracediag completions zsh > ~/.zfunc/_tracediag\n\
+         \x20 tracediag completions fish > ~/.config/fish/completions/tracediag.fish\n",
+        "  2    bad arguments\n"
+    ))]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print a manual page (roff): tracediag's, or one command's (tracediag-analyze, …).
+    #[command(after_help = after_help!(
+        "  tracediag man > ~/.local/share/man/man1/tracediag.1\n\
+         \x20 tracediag man analyze > ~/.local/share/man/man1/tracediag-analyze.1\n",
+        "  2    bad arguments, or no such command\n"
+    ))]
+    Man {
+        /// The command whose page to print; tracediag's own page (listing them) when absent.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
     },
 }
 
@@ -559,6 +584,9 @@ struct ReportArgs {
     /// under 2 days, day under 8 weeks, week beyond).
     #[arg(long, value_parser = ["week", "day", "hour"])]
     period: Option<String>,
+    /// The report's title (its heading and, in HTML, the page title).
+    #[arg(long, value_name = "TEXT", default_value = tracediag::weekly::DEFAULT_TITLE)]
+    title: String,
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
@@ -661,6 +689,79 @@ fn load_rules_or(args: &RuleArgs, default: fn() -> Result<RuleSet>) -> Result<Ru
         rules.set_param(name.trim(), v)?;
     }
     Ok(rules)
+}
+
+/// An interrupted run leaves no partial output: outputs are renamed into place only when
+/// complete, and the temporary file of a write in progress is removed here. The exit code
+/// is the shell's for the signal, 128 + its number: 130 for Ctrl-C, 143 for SIGTERM.
+#[cfg(unix)]
+fn on_interrupt() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            output::remove_partial();
+            source::spool::remove_all();
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn on_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        output::remove_partial();
+        source::spool::remove_all();
+        std::process::exit(130);
+    });
+}
+
+/// `tracediag completions SHELL`: clap_complete's script from the definitions above.
+fn completions(shell: clap_complete::Shell) -> Result<()> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "tracediag", &mut out);
+    emit(&String::from_utf8_lossy(&out))
+}
+
+/// `tracediag man [COMMAND]`: clap_mangen's page of tracediag (its commands listed), or
+/// of one command as `tracediag-COMMAND` (its options and examples).
+fn man_page(command: Option<&str>) -> Result<()> {
+    use clap::CommandFactory;
+    let top = Cli::command();
+    let page = match command {
+        None => top,
+        Some(name) => {
+            let names = || {
+                top.get_subcommands()
+                    .map(|c| c.get_name())
+                    .filter(|n| *n != "help")
+            };
+            let Some(sub) = top.find_subcommand(name).filter(|_| name != "help") else {
+                let mut msg = format!("man {name}: no such command");
+                if let Some(n) = tracediag::ruleset::types::nearest(name, names()) {
+                    msg.push_str(&format!("; did you mean `{n}`?"));
+                }
+                msg.push_str(&format!(
+                    " (the commands: {})",
+                    names().collect::<Vec<_>>().join(", ")
+                ));
+                return Err(Error::Usage(msg));
+            };
+            let full = format!("tracediag-{name}");
+            sub.clone()
+                .name(full.clone())
+                .bin_name(full)
+                .version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut out)
+        .map_err(|e| Error::Usage(format!("cannot write the manual page: {e}")))?;
+    emit(&String::from_utf8_lossy(&out))
 }
 
 /// The width terminal text is laid out for: `COLUMNS` when set to a number (how a test or a
@@ -910,8 +1011,8 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
             ),
             other => {
                 return Err(Error::Usage(format!(
-                    "compare takes two inputs A and B (each a file or a quoted glob), or one input set with --split COLUMN=A,B; got {} inputs",
-                    other.len()
+                    "compare takes two inputs A and B (each a file or a quoted glob), or one input set with --split COLUMN=A,B; got {}",
+                    report::plural(other.len() as u64, "input")
                 )))
             }
         },
@@ -950,7 +1051,10 @@ fn compare_cmd(a: CompareArgs) -> Result<i32> {
     diagnose(&report::diagnostics::compare(&c));
     let warnings = c.contract.warnings.len();
     Ok(if a.strict && warnings > 0 {
-        say!("tracediag: --strict: the cohorts differ on the workload contract ({warnings} warning(s))");
+        say!(
+            "tracediag: --strict: the cohorts differ on the workload contract ({})",
+            report::plural(warnings as u64, "warning")
+        );
         1
     } else {
         0
@@ -1068,7 +1172,8 @@ fn report_cmd(a: ReportArgs) -> Result<()> {
     });
     let opts = a.sql.options(a.read.options(inputs, vec![])?);
     let progress = Progress::start("reporting on", &opts.inputs);
-    let (analysis, data) = weekly::run(&rules, &opts, period)?;
+    let (analysis, mut data) = weekly::run(&rules, &opts, period)?;
+    data.title = a.title.trim().to_string();
     drop(progress);
     let text = match format {
         ReportFormat::Html => report::html::render(&analysis.summary, &data),
@@ -1192,11 +1297,7 @@ pub fn main() -> i32 {
     crate::progress::set_quiet(cli.quiet);
     // An interrupted run leaves no partial output: outputs are renamed into place only
     // when complete, and the temporary file of a write in progress is removed here.
-    let _ = ctrlc::set_handler(|| {
-        output::remove_partial();
-        source::spool::remove_all();
-        std::process::exit(130);
-    });
+    on_interrupt();
     let result = match cli.command {
         Command::Analyze(a) => match analyze_cmd(a) {
             Ok(0) => Ok(()),
@@ -1213,6 +1314,8 @@ pub fn main() -> i32 {
         Command::Explain(a) => explain_cmd(a),
         Command::Report(a) => report_cmd(a),
         Command::Sse(a) => sse_cmd(a),
+        Command::Completions { shell } => completions(shell),
+        Command::Man { command } => man_page(command.as_deref()),
         Command::Fields { catalogue } => emit(&report::rules::fields_terminal(
             match catalogue {
                 CatalogueArg::Gateway => Catalogue::Gateway,

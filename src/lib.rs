@@ -31,5 +31,6 @@ pub mod summary;
 pub mod throughput;
 pub mod weekly;
 pub mod window;
+pub mod words;
 
 pub use error::{Error, Result};

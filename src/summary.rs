@@ -223,14 +223,14 @@ impl BadRows {
         let mut parts = vec![];
         if self.unreadable > 0 {
             parts.push(format!(
-                "{} row(s) could not be read whole",
-                self.unreadable
+                "{} could not be read whole",
+                crate::words::plural(self.unreadable, "row")
             ));
         }
         if self.unparsed_skipped > 0 {
             parts.push(format!(
-                "{} row(s) held a value not of its field's type",
-                self.unparsed_skipped
+                "{} held a value not of its field's type",
+                crate::words::plural(self.unparsed_skipped, "row")
             ));
         }
         let fate = if self.policy == "skip" {
@@ -263,9 +263,14 @@ pub struct RulesInfo {
 impl RulesInfo {
     /// The table and the parameter values a run used (after `--set`).
     pub fn of(rules: &crate::ruleset::RuleSet) -> RulesInfo {
+        // `--set` is part of which table ran: every header that names the table says it.
+        let source = match rules.overrides.as_slice() {
+            [] => rules.source.clone(),
+            set => format!("{}; --set {}", rules.source, set.join(" ")),
+        };
         RulesInfo {
             name: rules.name.clone(),
-            source: rules.source.clone(),
+            source,
             params: rules
                 .params
                 .iter()

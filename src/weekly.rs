@@ -123,9 +123,14 @@ impl Period {
     }
 }
 
+/// The report's title without `--title`.
+pub const DEFAULT_TITLE: &str = "Latency report";
+
 /// Everything the report shows beyond the `Summary`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Weekly {
+    /// The report's title (`--title`).
+    pub title: String,
     /// The field or metric that is each request's end-to-end time (its table's).
     pub end_to_end: String,
     pub period: Period,
@@ -1060,6 +1065,7 @@ impl Passes {
             .collect();
 
         Ok(Weekly {
+            title: DEFAULT_TITLE.to_string(),
             end_to_end: e2e.clone(),
             period,
             period_from_span,

@@ -66,6 +66,9 @@ fn an_interrupted_run_leaves_no_partial_output_or_temporary_file() {
             assert_eq!(ParquetReader::new(f).finish().unwrap().height(), rows);
         } else {
             interrupted += 1;
+            // The shell's code for the signal: 128 + its number.
+            let code = if signal == "-TERM" { 143 } else { 130 };
+            assert_eq!(status.code(), Some(code), "{signal} after {delay_ms} ms");
             assert!(
                 !out.exists(),
                 "{signal} after {delay_ms} ms left a partial {}",

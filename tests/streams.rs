@@ -169,7 +169,7 @@ fn explain_and_azure_diagnostics_are_on_stderr() {
     assert!(!out.contains("Bad rows"), "{out}");
     assert_eq!(
         err,
-        "tracediag: warning: Bad rows (--on-bad-row keep): 1 row(s) could not be read whole; kept, their unreadable parts null (dq_unreadable)\n  fixtures/bad/jsonl_broken_line.jsonl: line 3, column 99: EOF while parsing a value\n"
+        "tracediag: warning: Bad rows (--on-bad-row keep): 1 row could not be read whole; kept, their unreadable parts null (dq_unreadable)\n  fixtures/bad/jsonl_broken_line.jsonl: line 3, column 99: EOF while parsing a value\n"
     );
     let cpu = "fixtures/external/azure/grafana_8-azure-monitor-response-unspecified-unit.json";
     let (out, err) = run(

@@ -93,7 +93,18 @@ pub fn class_worst(
             }
         })
         .collect();
+    // The worst request is the one to look at next, on the same inputs.
+    let next_command = worst
+        .first()
+        .and_then(|w| w.request_id.as_deref())
+        .map(|id| {
+            let mut words = vec!["tracediag".to_string(), "explain".to_string()];
+            words.extend(about.inputs.iter().map(|p| shell_word(p)));
+            words.extend(["--request-id".to_string(), shell_word(id)]);
+            words.join(" ")
+        });
     Ok(ClassExplanation {
+        next_command,
         tool: tool(),
         rules: RulesInfo::of(rules),
         inputs: about.inputs.clone(),
@@ -113,4 +124,15 @@ pub fn class_worst(
         limit,
         worst,
     })
+}
+
+/// A word as a POSIX shell reads it back: as it is when it holds only safe characters,
+/// else in single quotes.
+fn shell_word(w: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !w.is_empty() && w.chars().all(safe) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
 }

@@ -275,6 +275,9 @@ pub struct ClassExplanation {
     pub requests: u64,
     pub limit: usize,
     pub worst: Vec<Worst>,
+    /// What to run next: the explanation of the worst request, where it has an id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_command: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -311,9 +311,56 @@ fn bar(p: &Phase, scale: Option<f64>, width: usize) -> String {
     cells.into_iter().collect()
 }
 
+/// How many rules that did not match are shown in full: the nearest misses.
+const NEAREST_MISSES: usize = 2;
+
+/// The rules in the order a reader wants them: the one that gave the class, the other
+/// matches (tags), then the nearest misses (most of their checks true; table order among
+/// equals); the rest only by name, in table order. `insufficient_data` is no diagnosis a
+/// request nearly had: unmatched, it is never a near miss. The class is still the first
+/// match in table order.
+fn shown(rules: &[RuleEvidence]) -> (Vec<&RuleEvidence>, Vec<&RuleEvidence>) {
+    let true_share = |r: &RuleEvidence| {
+        let held = r
+            .checks
+            .iter()
+            .filter(|c| matches!(c.result, Value::Flag(true)))
+            .count();
+        (held * 1000) / r.checks.len().max(1)
+    };
+    let mut matched: Vec<&RuleEvidence> = rules.iter().filter(|r| r.matched).collect();
+    matched.sort_by_key(|r| (!r.gives_class, r.order));
+    let unjudged = |r: &&RuleEvidence| r.class == crate::ruleset::RuleSet::UNJUDGED;
+    let mut misses: Vec<&RuleEvidence> = rules
+        .iter()
+        .filter(|r| !r.matched && !unjudged(r))
+        .collect();
+    misses.sort_by_key(|r| (std::cmp::Reverse(true_share(r)), r.order));
+    let mut far = misses.split_off(NEAREST_MISSES.min(misses.len()));
+    far.extend(rules.iter().filter(|r| !r.matched && unjudged(r)));
+    far.sort_by_key(|r| r.order);
+    matched.extend(misses);
+    (matched, far)
+}
+
+/// The rules shown only by name, as one line.
+fn far_line(far: &[&RuleEvidence]) -> String {
+    let names: Vec<String> = far
+        .iter()
+        .map(|r| format!("{} {}", r.order, r.class))
+        .collect();
+    format!(
+        "not matched, further from it: {} (--format json lists every rule's checks)",
+        names.join(", ")
+    )
+}
+
 fn rules(out: &mut String, rules: &[RuleEvidence], width: Width) {
-    out.push_str("Rules — in table order: the first match gives the class, every match is a tag\n");
-    for r in rules {
+    out.push_str(
+        "Rules — the match first, then the nearest misses (the first match in table order gives the class, every match is a tag)\n",
+    );
+    let (shown, far) = shown(rules);
+    for r in shown {
         let verdict = match (r.matched, r.gives_class) {
             (true, true) => "MATCH — gives the class",
             (true, false) => "match — a tag",
@@ -372,6 +419,9 @@ fn rules(out: &mut String, rules: &[RuleEvidence], width: Width) {
                 result
             ));
         }
+    }
+    if !far.is_empty() {
+        out.push_str(&format!("  {}\n", far_line(&far)));
     }
 }
 
@@ -506,6 +556,9 @@ fn class(c: &ClassExplanation, width: Width) -> String {
         ]);
     }
     out.push_str(&format!("{}\n", render(t, width)));
+    if let Some(next) = &c.next_command {
+        out.push_str(&format!("\nNext: {next}\n"));
+    }
     out
 }
 
@@ -718,13 +771,14 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
     }
 
     out.push_str(&format!(
-        "\n{h} Rules\n\nIn table order: the first match gives the class, every match is a tag.\n\n"
+        "\n{h} Rules\n\nThe match first, then the nearest misses; the first match in table order gives the class, every match is a tag.\n\n"
     ));
     out.push_str(&markdown::header(
         &["#", "class", "verdict", "values", "thresholds", "checks"],
         &[0],
     ));
-    for r in &e.rules {
+    let (shown, far) = shown(&e.rules);
+    for r in shown {
         let verdict = match (r.matched, r.gives_class) {
             (true, true) => "**MATCH** — gives the class",
             (true, false) => "match — a tag",
@@ -760,6 +814,9 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
             or_dash(&thresholds.join(" · ")).to_string(),
             or_dash(&checks.join("<br>")).to_string(),
         ]));
+    }
+    if !far.is_empty() {
+        out.push_str(&format!("\n{}.\n", md(&far_line(&far))));
     }
 
     let c = &e.cohort;
@@ -852,6 +909,9 @@ fn class_md(c: &ClassExplanation) -> String {
             },
             fmt_num(w.end_to_end_ms),
         ]));
+    }
+    if let Some(next) = &c.next_command {
+        out.push_str(&format!("\nNext: `{next}`\n"));
     }
     out
 }

@@ -61,15 +61,15 @@ const STYLE: &str = "\
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:#1d232b;margin:24px auto;max-width:1180px;padding:0 20px}
 h1{font-size:26px;margin:0 0 4px}
 h2{font-size:19px;margin:36px 0 8px;border-bottom:1px solid #d8dde3;padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 4px}
 p.lead{color:#4a5360;margin:0 0 16px}
 table{border-collapse:collapse;margin:8px 0 18px;font-size:13px}
 th,td{border:1px solid #d8dde3;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f5f7;font-weight:600}
+th{background:#f3f5f7;font-weight:600;overflow-wrap:anywhere}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 th.n{text-align:right}
 th.grp,td.grp{border-left:2px solid #aab2bd}
 .cls{white-space:nowrap}
-.wide{display:inline-block;min-width:150px}
 tr.first td{border-top:2px solid #aab2bd}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 dl.analysed{display:grid;grid-template-columns:max-content 1fr;gap:3px 18px;margin:8px 0 16px}
@@ -912,9 +912,9 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         "<meta name=\"generator\" content=\"{}\">",
         esc(&s.tool)
     );
-    out.push_str("<title>Latency report — tracediag</title>\n<style>\n");
+    let _ = writeln!(out, "<title>{} — tracediag</title>\n<style>", esc(&w.title));
     out.push_str(STYLE);
-    out.push_str("</style>\n</head>\n<body>\n<h1>Latency report</h1>\n");
+    let _ = writeln!(out, "</style>\n</head>\n<body>\n<h1>{}</h1>", esc(&w.title));
     let span = s
         .time_span
         .as_ref()
@@ -984,7 +984,6 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         head.push(&share_trend);
         right.extend([9, 10]);
     }
-    head.extend(["layer", "next check"]);
     out.push_str(&th(&head, &right));
     for cl in s.classes.iter().filter(|c| c.count > 0) {
         let [p50, p95, p99] = pct_html(&cl.end_to_end_ms);
@@ -1008,14 +1007,30 @@ pub fn render(s: &Summary, w: &Weekly) -> String {
         if let Some(t) = trend_cells(w, &cl.class) {
             cells.extend(t.iter().map(|(a, b)| format!("{}<br>{}", esc(a), esc(b))));
         }
-        cells.push(format!(r#"<span class="wide">{}</span>"#, esc(&cl.layer)));
-        cells.push(format!(
-            r#"<span class="wide">{}</span>"#,
-            esc(&cl.next_check)
-        ));
         out.push_str(&tr(&cells, &right, None));
     }
     out.push_str("</table>\n");
+    // Where to look, a table of its own: beside the figures the text would not fit a
+    // screen.
+    let found: Vec<_> = s
+        .classes
+        .iter()
+        .filter(|c| c.count > 0 && c.order.is_some())
+        .collect();
+    if !found.is_empty() {
+        out.push_str("<h3>Where to look</h3>\n<table>\n");
+        out.push_str(&th(&["class", "look at", "layer", "next check"], &[]));
+        for cl in found {
+            let cells = vec![
+                format!(r#"<span class="cls">{}</span>"#, code(&cl.class)),
+                code(&cl.look_at),
+                esc(&cl.layer),
+                esc(&cl.next_check),
+            ];
+            out.push_str(&tr(&cells, &[], None));
+        }
+        out.push_str("</table>\n");
+    }
 
     // Class share over time.
     h2(&mut out, 2);

@@ -426,7 +426,7 @@ pub fn trend_cells(w: &Weekly, class: &str) -> Option<[(String, String); 2]> {
 
 pub fn render(s: &Summary, w: &Weekly) -> String {
     let mut out = String::new();
-    out.push_str("# Latency report\n\n");
+    out.push_str(&format!("# {}\n\n", md(&w.title)));
     out.push_str(&format!(
         "{} — rules: {} ({}). All times are UTC. Failed, cancelled and timed-out requests are included in every figure.\n\n",
         md(&s.tool),

@@ -300,10 +300,4 @@ pub fn fmt_share(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// `1 request`, `2 requests`: a count with its noun, singular for one.
-pub fn plural(n: impl Into<u64>, noun: &str) -> String {
-    match n.into() {
-        1 => format!("1 {noun}"),
-        n => format!("{n} {noun}s"),
-    }
-}
+pub use crate::words::plural;

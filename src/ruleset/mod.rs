@@ -118,6 +118,8 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// The tables it is made of, in the order an input is matched against them.
     pub parts: Vec<Part>,
+    /// The `--set` overrides applied, as `name=value`, in the order given.
+    pub overrides: Vec<String>,
     /// Position of each metric in the file, for display order.
     metric_file_order: BTreeMap<String, usize>,
 }
@@ -164,6 +166,7 @@ impl RuleSet {
         match self.params.iter_mut().find(|p| p.name == name) {
             Some(p) => {
                 p.value = value;
+                self.overrides.push(format!("{name}={value}"));
                 Ok(())
             }
             None => {
@@ -805,6 +808,7 @@ impl Loader<'_> {
             metrics,
             rules,
             parts: vec![part],
+            overrides: vec![],
             metric_file_order,
         })
     }

@@ -261,10 +261,15 @@ impl RuleSet {
         let p = &self.parts[part];
         let mut alone = RuleSet::parse(&p.text, &p.source)?;
         for q in &self.params {
-            if alone.params.iter().any(|a| a.name == q.name) {
-                alone.set_param(&q.name, q.value)?;
+            if let Some(a) = alone.params.iter_mut().find(|a| a.name == q.name) {
+                a.value = q.value;
             }
         }
+        let has = |o: &&String| {
+            let name = o.split('=').next().unwrap_or_default();
+            alone.params.iter().any(|a| a.name == name)
+        };
+        alone.overrides = self.overrides.iter().filter(has).cloned().collect();
         Ok(alone)
     }
 }

@@ -766,7 +766,10 @@ fn describe(v: &Value) -> String {
             }
             format!("the string {shown:?}")
         }
-        Value::Array(items) => format!("a JSON array of {} item(s)", items.len()),
+        Value::Array(items) => format!(
+            "a JSON array of {}",
+            crate::words::plural(items.len() as u64, "item")
+        ),
         Value::Object(obj) => describe_object(obj),
     }
 }

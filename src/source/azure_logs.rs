@@ -806,7 +806,10 @@ fn describe(v: &Value) -> String {
     match v {
         Value::Null => "null".to_string(),
         Value::Object(obj) => describe_object(obj),
-        Value::Array(items) => format!("a JSON array of {} item(s)", items.len()),
+        Value::Array(items) => format!(
+            "a JSON array of {}",
+            crate::words::plural(items.len() as u64, "item")
+        ),
         other => Cell::json(other).describe(),
     }
 }

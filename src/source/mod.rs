@@ -228,12 +228,39 @@ pub fn expand(patterns: &[String]) -> Result<Vec<PathBuf>> {
                 out.extend(found);
             } else if path.is_file() {
                 out.push(path);
+            } else if time_of_day(p) {
+                return Err(Error::input(
+                    &path,
+                    "no such file; it looks like the time of a --since or --until that the shell \
+                     split from its date: quote the two, e.g. --since '2026-11-02 10:00'",
+                ));
             } else {
                 return Err(Error::input(&path, "no such file"));
             }
         }
     }
     Ok(out)
+}
+
+/// Whether `text` is a time of day (`10:00`, `10:00:30.5`, `10:00Z`, `10:00+08:00`), as the
+/// shell leaves it after splitting `--since 2026-11-02 10:00`.
+fn time_of_day(text: &str) -> bool {
+    let t = text.trim_end_matches(['Z', 'z']);
+    let t = match t.find(['+', '-']) {
+        Some(i) => &t[..i],
+        None => t,
+    };
+    let parts: Vec<&str> = t.split(':').collect();
+    (2..=3).contains(&parts.len())
+        && parts.iter().enumerate().all(|(i, p)| {
+            let digits = if i == 2 {
+                p.split('.')
+                    .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            } else {
+                !p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit())
+            };
+            digits
+        })
 }
 
 fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
@@ -1050,6 +1077,19 @@ mod tests {
     /// rows of the whole log holding that id: the same values, the same places in their
     /// files. Across formats, several files at once, rows that cannot be read whole, and
     /// file columns named like the ones the projection adds.
+    /// The time the shell split from `--since 2026-11-02 10:00` is named as such.
+    #[test]
+    fn a_time_of_day_left_as_an_input_says_to_quote_it() {
+        for t in ["10:00", "10:00:30", "10:00:30.5", "10:00Z", "10:00+08:00"] {
+            assert!(time_of_day(t), "{t}");
+            let e = expand(&[t.to_string()]).unwrap_err().to_string();
+            assert!(e.contains("quote the two"), "{e}");
+        }
+        for t in ["logs.csv", "10", "a:b", "2026-11-02", "1:2:3:4"] {
+            assert!(!time_of_day(t), "{t}");
+        }
+    }
+
     #[test]
     fn a_request_read_alone_equals_its_rows_in_the_log() {
         let runs: [&[&str]; 5] = [

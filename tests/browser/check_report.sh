@@ -4,7 +4,8 @@
 # Chromium, takes a screenshot and dumps the DOM, and fails if
 #   - the page has no chart (`data-chart`), or a chart has no mark with `data-series`;
 #   - the browser log shows a console error or an uncaught exception;
-#   - the page asked for anything over the network (it must be self-contained).
+#   - the page asked for anything over the network (it must be self-contained);
+#   - the page is wider than a 1280-px window (it would scroll sideways).
 #
 # Usage: tests/browser/check_report.sh [TRACEDIAG_BINARY] [--update-screenshot]
 #   TRACEDIAG_BINARY  default: $CARGO_TARGET_DIR/debug/tracediag (built beforehand; this
@@ -120,6 +121,25 @@ if grep -Eio 'https?://[^"<> ]*|<script|<link|<iframe|<object|<embed|src=|href=|
     sed 's/^/check_report: external: /' "$work/external.txt" >&2
     echo "check_report: the page is not self-contained" >&2
     fail=1
+fi
+
+# Fits a 1280-px screen: nothing wider than the window (a copy of the page with a script
+# that measures it, since the report itself has none).
+measure="$work/measure.html"
+sed 's#</body>#<script>document.title="WIDTH="+document.documentElement.scrollWidth;</script></body>#' \
+    "$report" >"$measure"
+"$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$(mktemp -d "$work/profile.XXXXXX")" \
+    --window-size=1280,1000 --dump-dom "file://$measure" >"$work/measure.dom" 2>/dev/null || true
+width="$(grep -o '<title>WIDTH=[0-9]*' "$work/measure.dom" | head -1 | sed 's/.*=//')"
+if [[ -z "$width" ]]; then
+    echo "check_report: could not measure the page's width" >&2
+    fail=1
+elif (( width > 1280 )); then
+    echo "check_report: the page is ${width} px wide: it scrolls sideways on a 1280-px screen" >&2
+    fail=1
+else
+    echo "check_report: width ${width} px at a 1280-px window"
 fi
 
 # Keep a copy for a look when asked (CHECK_REPORT_KEEP=dir).

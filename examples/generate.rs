@@ -5,7 +5,9 @@
 //!     cargo run --release --example generate -- --rows 1000000 --out-dir /tmp/big --formats parquet
 //!
 //! Formats: `parquet` (timing nested in `other.timing`), `parquet-flat` (flat timing
-//! columns, `gateway_flat.parquet`), `csv`, `jsonl`, `jsonl-string` (`other` a JSON string).
+//! columns, `gateway_flat.parquet`), `csv`, `jsonl`, `jsonl-string` (`other` a JSON string),
+//! `newapi` (the same requests as new-api's own log items, `newapi.jsonl`, on its relay
+//! clock).
 //!
 //! Writes `gateway.parquet` (timing nested in a struct `other.timing`), `gateway.csv`
 //! (flat columns), `gateway.jsonl` (`other` as a JSON object) and
@@ -404,6 +406,91 @@ fn write_jsonl(rows: &[Row], path: &PathBuf, other_as_string: bool) -> std::io::
     w.flush()
 }
 
+/// The same requests as new-api's `GET /api/log/` items (JSON lines), with new-api's own
+/// clock: its relay start (r0) comes after auth and channel selection, `frt` is r0 → the
+/// first SSE event in ms (-1000 for a response that is not streamed or never sent one),
+/// `use_time` whole seconds of truncated Unix times (r0 → the handler's end) and
+/// `created_at` the Unix second the row was written. A failed or timed-out request is an
+/// error row (type 5), the rest consume rows (type 2); `other` is a JSON string, as
+/// new-api stores it; `content` holds a canary. Rows without an end time are not logged
+/// (new-api writes a row once the request is done).
+fn write_newapi<C: AsRef<[Row]>>(
+    path: &Path,
+    chunks: impl Iterator<Item = C>,
+) -> std::io::Result<()> {
+    let mut w = BufWriter::new(File::create(path)?);
+    let mut id = 0u64;
+    for chunk in chunks {
+        for r in chunk.as_ref() {
+            let t = |name: &str| {
+                TIMING
+                    .iter()
+                    .position(|n| *n == name)
+                    .and_then(|i| r.timing[i])
+            };
+            let Some(end) = t("total_handler_ms") else {
+                continue;
+            };
+            let received = chrono_ms(&r.timestamp);
+            let r0 = t("auth_ms").unwrap_or(0.0) + t("distribution_ms").unwrap_or(0.0);
+            let start_s = (received as f64 + r0) / 1000.0;
+            let end_s = (received as f64 + end) / 1000.0;
+            let frt = match (r.is_stream, t("first_sse_event_ms")) {
+                (true, Some(first)) => r1(first - r0),
+                _ => -1000.0,
+            };
+            let failed = matches!(r.outcome.as_str(), "error" | "timeout");
+            let mut other = json!({
+                "frt": frt,
+                "cache_tokens": r.cached_tokens.unwrap_or(0),
+                "model_ratio": 1.25,
+                "group_ratio": 1,
+            });
+            if r.outcome == "cancelled" {
+                other["stream_status"] = json!({"status": "canceled", "end_reason": "client_gone"});
+            }
+            id += 1;
+            let row = json!({
+                "id": id,
+                "user_id": 1,
+                "created_at": end_s.floor() as i64,
+                "type": if failed { 5 } else { 2 },
+                "content": CANARY_RESPONSE,
+                "username": "admin",
+                "token_name": CANARY_KEY,
+                "model_name": r.model,
+                "quota": 100,
+                "prompt_tokens": r.input_tokens.unwrap_or(0),
+                "completion_tokens": r.output_tokens.unwrap_or(0),
+                "use_time": end_s.floor() as i64 - start_s.floor() as i64,
+                "is_stream": r.is_stream,
+                "channel": channel_id(&r.channel),
+                "group": r.group,
+                "request_id": r.request_id,
+                "other": other.to_string(),
+                "scenario": r.scenario,
+            });
+            writeln!(w, "{row}")?;
+        }
+    }
+    w.flush()
+}
+
+/// A generated timestamp (`iso`) back in milliseconds since the Unix epoch.
+fn chrono_ms(iso: &str) -> i64 {
+    tracediag::analyze::parse_instant(iso).expect("generated timestamps parse")
+}
+
+/// new-api numbers its channels.
+fn channel_id(name: &str) -> u32 {
+    match name {
+        "ch-east" => 1,
+        "ch-west" => 2,
+        "ch-eu" => 3,
+        _ => 9,
+    }
+}
+
 fn frame(rows: &[Row]) -> PolarsResult<DataFrame> {
     let s = |f: fn(&Row) -> String| rows.iter().map(f).collect::<Vec<_>>();
     let oi = |f: fn(&Row) -> Option<i64>| rows.iter().map(f).collect::<Vec<_>>();
@@ -494,11 +581,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     std::fs::create_dir_all(&dir)?;
-    // Flat Parquet alone is written as it is made (the benchmark's largest logs).
+    // Flat Parquet or new-api's JSON lines alone are written as they are made (the
+    // benchmark's largest logs).
     if formats == ["parquet-flat"] {
         let mut g = Generator::new(rows, seed);
         write_flat(&dir, std::iter::from_fn(|| g.next_chunk(CHUNK)))?;
         eprintln!("wrote {rows} rows (parquet-flat) to {}", dir.display());
+        return Ok(());
+    }
+    if formats == ["newapi"] {
+        let mut g = Generator::new(rows, seed);
+        let path = dir.join("newapi.jsonl");
+        write_newapi(&path, std::iter::from_fn(|| g.next_chunk(CHUNK)))?;
+        eprintln!("wrote {rows} requests (newapi) to {}", path.display());
         return Ok(());
     }
     let data = generate(rows, seed);
@@ -511,6 +606,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 CsvWriter::new(File::create(dir.join("gateway.csv"))?).finish(&mut df)?;
             }
             "parquet-flat" => write_flat(&dir, data.chunks(CHUNK))?,
+            "newapi" => write_newapi(&dir.join("newapi.jsonl"), data.chunks(CHUNK))?,
             "parquet" => {
                 // Timing nested as other.timing, as a struct column.
                 let df = frame(&data)?;

@@ -334,3 +334,62 @@ fn generated_log_planted_episodes_get_their_classes() {
     }
     assert!(checked > 2500, "checked {checked} rows");
 }
+
+/// The generated log's requests as new-api logs them (`examples/generate.rs --formats
+/// newapi`: frt and use_time from the relay start, error rows for failures) are classified
+/// by the relay table, none of them insufficient_data: a slow header wait or prefill is a
+/// slow first output, a slow decode or a wait after the first data line a slow generation,
+/// and a slow local phase before the relay start is invisible on new-api's clock.
+#[test]
+fn generated_new_api_log_planted_episodes_get_relay_classes() {
+    let path = fixture("generated/newapi.jsonl");
+    let planted: std::collections::BTreeMap<String, String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["request_id"].as_str().unwrap().to_string(),
+                v["scenario"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let a = run(&tables::shipped().unwrap(), &[path]);
+    assert_eq!(a.summary.rules.name, "relay");
+    let mut got: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for (id, class, _) in classes(&a) {
+        assert_ne!(class, "insufficient_data", "{id}");
+        *got.entry((planted[&id].clone(), class)).or_default() += 1;
+    }
+    let share = |scenario: &str, class: &str| {
+        let all: usize = got
+            .iter()
+            .filter(|((s, _), _)| s == scenario)
+            .map(|(_, n)| n)
+            .sum();
+        let hit = got
+            .get(&(scenario.to_string(), class.to_string()))
+            .copied()
+            .unwrap_or(0);
+        hit as f64 / all.max(1) as f64
+    };
+    for (scenario, class, at_least) in [
+        ("upstream_headers_slow", "first_output_slow", 0.85),
+        ("prefill_slow", "first_output_slow", 0.9),
+        ("timeout", "first_output_slow", 1.0),
+        ("generation_slow_tps", "generation_slow_for_length", 1.0),
+        ("action_text_gap", "generation_slow_for_length", 0.9),
+        (
+            "effective_after_events_slow",
+            "generation_slow_for_length",
+            0.9,
+        ),
+        ("auth_slow", "normal", 1.0),
+        ("distribution_slow", "normal", 1.0),
+        ("normal_text", "normal", 1.0),
+        ("normal_non_stream", "normal", 1.0),
+    ] {
+        let s = share(scenario, class);
+        assert!(s >= at_least, "{scenario}: {s:.2} {class} ({got:?})");
+    }
+}

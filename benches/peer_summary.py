@@ -6,8 +6,10 @@ Reads the rule table (parameters substituted, metrics in order, rules as an orde
 the first match is the class) and computes what `tracediag analyze` shows: per class
 count, failures and p50/p95/p99 (linear interpolation, type 7) of end-to-end and of every
 named metric, and the same overall, with the time span (first and last timestamp). FILE is
-the generator's `gateway_flat.parquet` or `gateway.csv` (flat canonical columns) or
-`gateway.jsonl` (timings nested in `other.timing`, read from there). Prints one line per
+the generator's `gateway_flat.parquet` or `gateway.csv` (flat canonical columns),
+`gateway.jsonl` (timings nested in `other.timing`, read from there) or `newapi.jsonl`
+(new-api's own log items: `other` a JSON string, read with `json_extract`; with
+`--rules rules/relay.toml`, the table tracediag gives such a log). Prints one line per
 class and one for all requests, so a run can be checked by eye against tracediag's table;
 the benchmark times it.
 
@@ -29,7 +31,7 @@ def load(rules_path):
     metrics = [(m["name"], m["expr"], "label" in m) for m in t.get("metrics", [])]
     rules = sorted(t.get("rules", []), key=lambda r: r["order"])
     default = t.get("default_class", "normal")
-    return params, metrics, rules, default
+    return params, metrics, rules, default, t.get("end_to_end", "total_handler_ms")
 
 
 KEYWORDS = {"case", "when", "then", "else", "end", "and", "or", "not", "null", "is", "true",
@@ -68,8 +70,28 @@ def with_division(expr, params):
     return e
 
 
+# new-api's items as the canonical columns tracediag maps them to (`src/source/newapi.rs`):
+# consume (2) and error (5) rows, frt -1000 as null, use_time seconds in ms, the outcome from
+# the row type and the stream status.
+NEWAPI = """(SELECT request_id, to_timestamp(created_at) AS timestamp, model_name AS model,
+    "group", CAST(channel AS VARCHAR) AS channel, is_stream,
+    CASE WHEN "type" = 5 THEN 'error'
+         ELSE coalesce(json_extract_string(other, '$.stream_status.status'), 'ok') END AS outcome,
+    prompt_tokens AS input_tokens, completion_tokens AS output_tokens,
+    NULLIF(CAST(json_extract(other, '$.frt') AS DOUBLE), -1000) AS relay_first_response_ms,
+    CAST(use_time AS DOUBLE) * 1000 AS relay_total_ms,
+    CAST(json_extract(other, '$.request_timing.total_ms') AS DOUBLE) AS total_handler_ms,
+    CAST(json_extract(other, '$.request_timing.gateway_ms') AS DOUBLE) AS gateway_ms,
+    CAST(json_extract(other, '$.request_timing.upstream_first_data_ms') AS DOUBLE) AS upstream_first_data_ms,
+    CAST(json_extract(other, '$.request_timing.client_stream_ms') AS DOUBLE) AS client_stream_ms,
+    CAST(json_extract(other, '$.request_timing.finalize_ms') AS DOUBLE) AS finalize_ms
+  FROM read_json('{path}', format = 'newline_delimited') WHERE "type" IN (2, 5))"""
+
+
 def duckdb_source(path):
     """The file as a DuckDB relation, timings as flat columns."""
+    if path.endswith("newapi.jsonl"):
+        return NEWAPI.format(path=path)
     return {
         "parquet": f"read_parquet('{path}')",
         "csv": f"read_csv('{path}')",
@@ -77,7 +99,7 @@ def duckdb_source(path):
     }[path.rsplit(".", 1)[-1]]
 
 
-def duckdb_query(path, params, metrics, rules, default, columns=None):
+def duckdb_query(path, params, metrics, rules, default, e2e, columns=None):
     if columns is not None:
         metrics, rules = computable(metrics, rules, params, columns)
     cols = []
@@ -86,7 +108,7 @@ def duckdb_query(path, params, metrics, rules, default, columns=None):
     case = " ".join(
         f"WHEN COALESCE(({with_division(r['when'], params)}), FALSE) THEN '{r['class']}'" for r in rules
     )
-    named = ["total_handler_ms"] + [n for n, _, labelled in metrics if labelled and n != "total_handler_ms"]
+    named = [e2e] + [n for n, _, labelled in metrics if labelled and n != e2e]
     aggs = ["count(*) AS n", "sum(CASE WHEN outcome IS NOT NULL AND outcome <> 'ok' THEN 1 ELSE 0 END) AS failed"]
     # The time span, as tracediag's header shows it (the generator writes ISO 8601 text).
     aggs.append("min(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_min, max(TRY_CAST(timestamp AS TIMESTAMPTZ)) AS t_max")
@@ -115,7 +137,7 @@ def run_duckdb(path, rules_path):
 def run_polars(path, rules_path):
     import polars as pl
 
-    params, metrics, rules, default = load(rules_path)
+    params, metrics, rules, default, e2e = load(rules_path)
     ctx = pl.SQLContext()
     kind = path.rsplit(".", 1)[-1]
     if kind == "parquet":
@@ -134,7 +156,7 @@ def run_polars(path, rules_path):
         f"WHEN COALESCE(({with_division(r['when'], params)}), FALSE) THEN '{r['class']}'" for r in rules
     )
     lf = ctx.execute(f"SELECT *, CASE {case} ELSE '{default}' END AS class FROM t")
-    named = ["total_handler_ms"] + [n for n, _, labelled in metrics if labelled and n != "total_handler_ms"]
+    named = [e2e] + [n for n, _, labelled in metrics if labelled and n != e2e]
     failed = (pl.col("outcome").is_not_null() & (pl.col("outcome") != "ok")).sum().alias("failed")
     ts = pl.col("timestamp").str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_unit="ms", strict=False)
     aggs = [pl.len().alias("n"), failed, ts.min().alias("t_min"), ts.max().alias("t_max")]

@@ -119,6 +119,8 @@ pub fn class_worst(
         layer: rule.map(|r| r.layer.clone()).unwrap_or_default(),
         next_check: rule.map(|r| r.next_check.clone()).unwrap_or_default(),
         detects: rule.map(|r| r.detects.clone()).unwrap_or_default(),
+        covers: rule.map(|r| r.covers.clone()).unwrap_or_default(),
+        tell_apart: rule.map(|r| r.tell_apart.clone()).unwrap_or_default(),
         requests_in_class: count("in_class")?,
         requests: count("requests")?,
         limit,

@@ -49,8 +49,8 @@ pub enum Target {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "explain", rename_all = "snake_case")]
 pub enum Explanation {
-    Request(RequestExplanation),
-    Class(ClassExplanation),
+    Request(Box<RequestExplanation>),
+    Class(Box<ClassExplanation>),
 }
 
 /// Analyse `opts.inputs` with `rules` and explain `target`.
@@ -82,10 +82,11 @@ pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanati
     let rules = &plan.rules.clone();
     let about = About::of(&plan, opts);
     match target {
-        Target::Request { id, .. } => request(rules, &plan, &about, id).map(Explanation::Request),
-        Target::Class { class, limit } => {
-            class_worst(rules, &plan, &about, class, *limit).map(Explanation::Class)
+        Target::Request { id, .. } => {
+            request(rules, &plan, &about, id).map(|r| Explanation::Request(Box::new(r)))
         }
+        Target::Class { class, limit } => class_worst(rules, &plan, &about, class, *limit)
+            .map(|c| Explanation::Class(Box::new(c))),
     }
 }
 

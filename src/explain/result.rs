@@ -269,6 +269,12 @@ pub struct ClassExplanation {
     pub layer: String,
     pub next_check: String,
     pub detects: String,
+    /// A coarser clock's class: the gateway table's classes it cannot tell apart, and what
+    /// to log to tell them apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub covers: Vec<String>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tell_apart: String,
     /// Requests whose class this is.
     pub requests_in_class: u64,
     /// Requests analysed.

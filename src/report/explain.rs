@@ -513,6 +513,13 @@ fn class(c: &ClassExplanation, width: Width) -> String {
     }
     out.push_str(&format!("  layer       {}\n", or_dash(&c.layer)));
     out.push_str(&format!("  next check  {}\n", or_dash(&c.next_check)));
+    if !c.covers.is_empty() {
+        out.push_str(&format!(
+            "  stands for  {} (the gateway table's classes): {}\n",
+            c.covers.join(", "),
+            c.tell_apart
+        ));
+    }
     out.push_str(&format!(
         "\n{} of {} requests have this class; the {} worst by {} ({} first; ties by request id):\n",
         c.requests_in_class,
@@ -865,6 +872,17 @@ fn class_md(c: &ClassExplanation) -> String {
     }
     out.push_str(&format!("- layer: {}\n", md(or_dash(&c.layer))));
     out.push_str(&format!("- next check: {}\n", md(or_dash(&c.next_check))));
+    if !c.covers.is_empty() {
+        out.push_str(&format!(
+            "- stands for: {} (the gateway table's classes): {}\n",
+            c.covers
+                .iter()
+                .map(|c| code(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            md(&c.tell_apart)
+        ));
+    }
     out.push_str(&format!(
         "\n## The worst requests\n\n{} of {} requests have this class; the {} worst by {} ({} first; ties by request id).\n\n",
         c.requests_in_class,

@@ -77,8 +77,6 @@ fn measured(file: &str, json: &serde_json::Value) -> Result<(), String> {
         "end_to_end_ms",
         "time_to_first_event_ms",
         "time_to_upstream_done_ms",
-        "coarse_first_event_ms",
-        "coarse_end_ms",
         "relay_elapsed_ms",
         "relay_time_to_first_event_ms",
         "upstream_call_ms",

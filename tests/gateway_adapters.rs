@@ -78,13 +78,13 @@ fn metrics_with_values_and_no_identifier_in_clear() {
         (
             FILES[2],
             &[
-                "coarse_first_event_ms",
-                "coarse_end_ms",
+                "time_to_first_event_ms",
+                "time_to_upstream_done_ms",
                 "coarse_generation_ms",
                 "coarse_output_tps",
             ],
         ),
-        (FILES[3], &["coarse_end_ms"]),
+        (FILES[3], &["time_to_upstream_done_ms"]),
         (
             FILES[4],
             &[
@@ -281,8 +281,8 @@ fn a_higress_ai_log_that_cannot_be_read_costs_its_row() {
     assert_eq!(kept["rows"], 3);
     assert_eq!(count(&kept, "unreadable"), 1);
     assert_eq!(count(&kept, "unparsed"), 1);
-    assert_eq!(n(&kept, "coarse_end_ms"), 1);
-    assert_eq!(n(&kept, "coarse_first_event_ms"), 1);
+    assert_eq!(n(&kept, "time_to_upstream_done_ms"), 1);
+    assert_eq!(n(&kept, "time_to_first_event_ms"), 1);
     // Left out with `skip`: line 2, and line 3 for its duration that is not a number,
     // named by its line in the file (not by its row among those read).
     let skipped = json("skip");

@@ -173,7 +173,7 @@ fn shipped_tables_check_clean() {
         stdout(&out),
         "rules/gateway.toml: ok — table `gateway`, 9 rules, 19 metrics, 12 parameters\n\
          rules/relay.toml: ok — table `relay`, 6 rules, 9 metrics, 7 parameters\n\
-         rules/gateway_coarse.toml: ok — table `gateway_coarse`, 5 rules, 6 metrics, 6 parameters\n\
+         rules/gateway_coarse.toml: ok — table `gateway_coarse`, 7 rules, 13 metrics, 8 parameters\n\
          rules/upstream.toml: ok — table `upstream`, 4 rules, 5 metrics, 4 parameters\n\
          rules/engine.toml: ok — table `engine`, 4 rules, 9 metrics, 5 parameters\n\
          rules/client.toml: ok — table `client`, 5 rules, 5 metrics, 5 parameters\n"

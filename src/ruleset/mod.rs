@@ -96,6 +96,9 @@ pub struct Part {
     pub applies_to: Vec<String>,
     /// The field or metric that is a request's end-to-end time on its clock.
     pub end_to_end: String,
+    /// The metrics and parameters its file defines: a set keeps one definition of a name
+    /// two tables share, under the first, and each table still has it.
+    pub defines: BTreeSet<String>,
 }
 
 /// A loaded, checked rule table.
@@ -789,7 +792,13 @@ impl Loader<'_> {
                 }
             }
         };
+        let defines = metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .chain(params.iter().map(|p| p.name.clone()))
+            .collect();
         let part = Part {
+            defines,
             end_to_end,
             name: raw.name.get_ref().clone(),
             source: self.file.to_string(),

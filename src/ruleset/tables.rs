@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Node, RuleSet};
+use super::RuleSet;
 use crate::error::{Error, Result};
 
 /// One shipped table: its name, the path users see, and its text (compiled in, so that the
@@ -188,24 +188,34 @@ impl RuleSet {
         set.parts = kept.iter().map(|&k| self.parts[k].clone()).collect();
         set.rules.retain(|r| new_index(r.part).is_some());
         // A metric or parameter two tables share was kept once, under the first: it stays
-        // wherever a kept table uses it.
-        let used = self.names_used(
-            set.rules.iter().map(|r| &r.node).chain(
-                self.metrics
-                    .iter()
-                    .filter(|m| new_index(m.part).is_some())
-                    .map(|m| &m.node),
-            ),
-        );
-        set.params
-            .retain(|p| new_index(p.part).is_some() || used.contains(&p.name));
-        set.metrics
-            .retain(|m| new_index(m.part).is_some() || used.contains(&m.name));
+        // wherever a kept table defines it.
+        let defined = |name: &str| set.parts.iter().any(|p| p.defines.contains(name));
+        let params: Vec<_> = set
+            .params
+            .iter()
+            .filter(|p| defined(&p.name))
+            .cloned()
+            .collect();
+        let metrics: Vec<_> = set
+            .metrics
+            .iter()
+            .filter(|m| defined(&m.name))
+            .cloned()
+            .collect();
+        set.params = params;
+        set.metrics = metrics;
+        // Each under the first kept table that defines it.
+        let owner = |parts: &[super::Part], name: &str| {
+            parts
+                .iter()
+                .position(|p| p.defines.contains(name))
+                .unwrap_or(0)
+        };
         for p in &mut set.params {
-            p.part = new_index(p.part).unwrap_or(0);
+            p.part = owner(&set.parts, &p.name);
         }
         for m in &mut set.metrics {
-            m.part = new_index(m.part).unwrap_or(0);
+            m.part = owner(&set.parts, &m.name);
         }
         for r in &mut set.rules {
             r.part = new_index(r.part).unwrap_or(0);
@@ -232,28 +242,6 @@ impl RuleSet {
             .map(|p| new_index(p).unwrap_or(0))
             .collect();
         (set, per_input)
-    }
-
-    /// The metric and parameter names `nodes` use, through the metrics they use.
-    fn names_used<'a>(&'a self, nodes: impl Iterator<Item = &'a Node>) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        let mut stack: Vec<&Node> = nodes.collect();
-        while let Some(n) = stack.pop() {
-            match n {
-                Node::Param(p) => {
-                    out.insert(p.clone());
-                }
-                Node::Metric(m) => {
-                    if out.insert(m.clone()) {
-                        if let Some(def) = self.metrics.iter().find(|d| d.name == *m) {
-                            stack.push(&def.node);
-                        }
-                    }
-                }
-                other => stack.extend(other.children()),
-            }
-        }
-        out
     }
 
     /// The table of `part` alone, as loaded from its file.

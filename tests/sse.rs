@@ -208,6 +208,46 @@ fn the_same_streams_give_byte_identical_output() {
     assert_eq!(ok(&args), ok(&args));
 }
 
+/// The legacy `/v1/completions` stream (vLLM's benchmark endpoint) was read as Chat
+/// Completions: every event an envelope, "first output none", though 25 text chunks came.
+#[test]
+fn legacy_completions_stream_is_read_as_completions_with_its_text() {
+    let file = "fixtures/sse/synthetic_completions_legacy.sse";
+    let doc = json(&["sse", "--format", "json", file]);
+    let s = &doc["streams"][0];
+    assert_eq!(s["api"], "completions");
+    assert_eq!(
+        (s["records"].as_u64(), s["events"].as_u64()),
+        (Some(28), Some(28))
+    );
+    let k = &s["kinds"];
+    assert_eq!(
+        (
+            k["visible_text"].as_u64(),
+            k["envelope"].as_u64(),
+            k["effective_output"].as_u64()
+        ),
+        (Some(25), Some(3), Some(0))
+    );
+    assert_eq!(s["first_effective_output"], 1);
+    assert_eq!(s["first_visible_text"], 1);
+    assert_eq!(
+        (s["input_tokens"].as_u64(), s["output_tokens"].as_u64()),
+        (Some(12), Some(25))
+    );
+    assert_eq!(
+        (s["outcome"].as_str(), s["complete"].as_bool()),
+        (Some("ok"), Some(true))
+    );
+    let out = ok(&["sse", file]);
+    assert!(
+        out.contains("api           OpenAI Completions (legacy)"),
+        "{out}"
+    );
+    assert!(out.contains("first output  record 1 "), "{out}");
+    assert!(!out.contains("lighthouse"), "content leaked: {out}");
+}
+
 const TIMED_CHAT: &str = "fixtures/sse/synthetic_timed_chat.sse";
 const TIMED_CUT: &str = "fixtures/sse/synthetic_timed_anthropic_cut.sse";
 

@@ -16,6 +16,9 @@ pub enum Api {
     /// OpenAI Chat Completions (`data:` chunks, `data: [DONE]`), and the many servers that
     /// speak it (OpenRouter, vLLM, DeepSeek).
     ChatCompletions,
+    /// OpenAI's legacy Completions (`/v1/completions`: `"object": "text_completion"`,
+    /// `choices[].text`, `data: [DONE]`): what vLLM's own benchmark streams.
+    Completions,
     /// OpenAI Responses (`event: response.*`).
     Responses,
     /// Anthropic Messages (`event: message_start` … `message_stop`).
@@ -25,9 +28,25 @@ pub enum Api {
 }
 
 impl Api {
+    pub const ALL: [Api; 5] = [
+        Api::ChatCompletions,
+        Api::Completions,
+        Api::Responses,
+        Api::AnthropicMessages,
+        Api::Gemini,
+    ];
+
+    /// Every API's name, as a refusal lists them: `a, b, … or e`.
+    pub fn all_names() -> String {
+        let names = Api::ALL.map(Api::name);
+        let (last, rest) = names.split_last().expect("several APIs");
+        format!("{} or {last}", rest.join(", "))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Api::ChatCompletions => "OpenAI Chat Completions",
+            Api::Completions => "OpenAI Completions (legacy)",
             Api::Responses => "OpenAI Responses",
             Api::AnthropicMessages => "Anthropic Messages",
             Api::Gemini => "Gemini alt=sse",
@@ -37,7 +56,7 @@ impl Api {
     /// The event that ends a stream of this API, as a refusal or note names it.
     pub fn terminal(self) -> &'static str {
         match self {
-            Api::ChatCompletions => "`data: [DONE]` or a `finish_reason`",
+            Api::ChatCompletions | Api::Completions => "`data: [DONE]` or a `finish_reason`",
             Api::Responses => "`response.completed`, `response.incomplete` or `response.failed`",
             Api::AnthropicMessages => "`message_stop`",
             Api::Gemini => "a candidate's `finishReason`",
@@ -147,8 +166,18 @@ pub fn detect(name: Option<&str>, v: &Value) -> Option<Api> {
         }
         return None;
     }
-    if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
-        || v.get("choices").is_some_and(Value::is_array)
+    // Told before Chat Completions, whose test below (any `choices` array) would take it:
+    // a legacy chunk's choices carry `text` where a chat chunk's carry `delta`.
+    let choices = v.get("choices").and_then(Value::as_array);
+    if v.get("object").and_then(Value::as_str) == Some("text_completion")
+        || choices.is_some_and(|c| {
+            c.iter()
+                .any(|c| c.get("text").is_some() && c.get("delta").is_none())
+        })
+    {
+        return Some(Api::Completions);
+    }
+    if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk") || choices.is_some()
     {
         return Some(Api::ChatCompletions);
     }
@@ -169,7 +198,7 @@ pub fn classify(api: Api, name: Option<&str>, payload: Payload<'_>) -> Classifie
         Payload::Done => {
             return Classified {
                 kind: Some(Kind::Envelope),
-                terminal: api == Api::ChatCompletions,
+                terminal: matches!(api, Api::ChatCompletions | Api::Completions),
                 ..Default::default()
             }
         }
@@ -183,6 +212,7 @@ pub fn classify(api: Api, name: Option<&str>, payload: Payload<'_>) -> Classifie
     }
     match api {
         Api::ChatCompletions => chat(v),
+        Api::Completions => completions(v),
         Api::Responses => responses(name, v),
         Api::AnthropicMessages => anthropic(name, v),
         Api::Gemini => gemini(v),
@@ -231,7 +261,29 @@ fn chat(v: &Value) -> Classified {
                 .any(|t| !text(t.get("function").and_then(|f| f.get("arguments"))).is_empty())
             || !text(d.get("function_call").and_then(|f| f.get("arguments"))).is_empty()
     });
-    let finished = choices
+    choices_chunk(v, visible, effective)
+}
+
+/// A legacy Completions chunk: a choice's non-empty `text` is visible text (the endpoint
+/// has no reasoning or tool-call fields); an empty one, a usage chunk (`choices: []`) and
+/// the finish chunk without text are envelope.
+fn completions(v: &Value) -> Classified {
+    let visible = v
+        .get("choices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| !text(c.get("text")).is_empty());
+    choices_chunk(v, visible, false)
+}
+
+/// What Chat Completions and legacy Completions chunks share: an `error` object, a
+/// choice's `finish_reason` ending the stream, `usage` with OpenAI's token names, the
+/// model and the id.
+fn choices_chunk(v: &Value, visible: bool, effective: bool) -> Classified {
+    let finished = v
+        .get("choices")
+        .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .any(|c| c.get("finish_reason").is_some_and(|f| !f.is_null()));
@@ -434,6 +486,55 @@ mod tests {
             ),
             Kind::Error
         );
+    }
+
+    /// The legacy `/v1/completions` stream vLLM's benchmark reads was taken for Chat
+    /// Completions, every chunk an envelope: its text is in `choices[].text`, not a delta.
+    #[test]
+    fn legacy_completions_text_is_visible_output() {
+        let chunk = |text: &str, finish: Value| {
+            json!({"id": "cmpl-1", "object": "text_completion", "model": "m",
+                   "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}],
+                   "usage": null})
+        };
+        assert_eq!(
+            detect(None, &chunk(" the", Value::Null)),
+            Some(Api::Completions)
+        );
+        // Without `object` (some servers leave it out), a choice's `text` still tells.
+        assert_eq!(
+            detect(None, &json!({"choices": [{"text": "a", "index": 0}]})),
+            Some(Api::Completions)
+        );
+        assert_eq!(
+            detect(None, &json!({"choices": [{"delta": {"content": "a"}}]})),
+            Some(Api::ChatCompletions)
+        );
+        let k = |v: Value| kind(Api::Completions, None, v);
+        assert_eq!(k(chunk(" the", Value::Null)), Kind::VisibleText);
+        assert_eq!(k(chunk("", Value::Null)), Kind::Envelope);
+        let last = classify(
+            Api::Completions,
+            None,
+            Payload::Json(&chunk(".", json!("length"))),
+        );
+        assert_eq!((last.kind, last.terminal), (Some(Kind::VisibleText), true));
+        assert_eq!(
+            (last.model.as_deref(), last.id.as_deref()),
+            (Some("m"), Some("cmpl-1"))
+        );
+        let usage = json!({"object": "text_completion", "choices": [],
+                           "usage": {"prompt_tokens": 12, "completion_tokens": 25}});
+        let u = classify(Api::Completions, None, Payload::Json(&usage));
+        assert_eq!(u.kind, Some(Kind::Envelope));
+        assert_eq!(
+            u.usage,
+            Usage {
+                input_tokens: Some(12),
+                output_tokens: Some(25)
+            }
+        );
+        assert!(classify(Api::Completions, None, Payload::Done).terminal);
     }
 
     #[test]

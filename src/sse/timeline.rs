@@ -248,42 +248,47 @@ fn build(path: &Path, text: &str) -> Result<Stream> {
         Body::Event(e) => e.name.clone(),
         Body::Comment(_) => None,
     };
-    let api = kept
-        .iter()
-        .find_map(|(r, p)| match p {
-            Some(Read::Json(v)) => classify::detect(name_of(r).as_deref(), v),
-            _ => None,
-        })
-        .ok_or_else(|| {
-            let mut names: Vec<String> = kept.iter().filter_map(|(r, _)| name_of(r)).collect();
-            names.sort();
-            names.dedup();
-            // Names only, and a few of them, cut short: a file of anything could name
-            // its events anything.
-            let more = names.len().saturating_sub(NAMES_SHOWN);
-            names.truncate(NAMES_SHOWN);
-            let mut names: Vec<String> = names
-                .iter()
-                .map(|n| {
-                    let mut s: String = n.chars().take(NAME_CHARS).flat_map(char::escape_debug).collect();
-                    if n.chars().count() > NAME_CHARS {
-                        s.push('…');
-                    }
-                    s
-                })
-                .collect();
-            if more > 0 {
-                names.push(format!("… ({more} more)"));
-            }
-            let events = kept.iter().filter(|(_, p)| p.is_some()).count();
-            Error::input(
-                path,
-                format!(
-                    "an SSE stream, but none of its {events} events is one of OpenAI Chat Completions, OpenAI Responses, Anthropic Messages or Gemini alt=sse (event names: {})",
+    let api =
+        kept.iter()
+            .find_map(|(r, p)| match p {
+                Some(Read::Json(v)) => classify::detect(name_of(r).as_deref(), v),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                let mut names: Vec<String> = kept.iter().filter_map(|(r, _)| name_of(r)).collect();
+                names.sort();
+                names.dedup();
+                // Names only, and a few of them, cut short: a file of anything could name
+                // its events anything.
+                let more = names.len().saturating_sub(NAMES_SHOWN);
+                names.truncate(NAMES_SHOWN);
+                let mut names: Vec<String> = names
+                    .iter()
+                    .map(|n| {
+                        let mut s: String = n
+                            .chars()
+                            .take(NAME_CHARS)
+                            .flat_map(char::escape_debug)
+                            .collect();
+                        if n.chars().count() > NAME_CHARS {
+                            s.push('…');
+                        }
+                        s
+                    })
+                    .collect();
+                if more > 0 {
+                    names.push(format!("… ({more} more)"));
+                }
+                let events = kept.iter().filter(|(_, p)| p.is_some()).count();
+                Error::input(
+                    path,
+                    format!(
+                    "an SSE stream, but none of its {events} events is one of {} (event names: {})",
+                    Api::all_names(),
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
                 ),
-            )
-        })?;
+                )
+            })?;
 
     let mut kinds = Counts::default();
     let mut first_effective_output = None;

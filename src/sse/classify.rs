@@ -108,13 +108,34 @@ pub struct Usage {
     pub output_tokens: Option<u64>,
 }
 
+/// A provider's own timing of the request, as its last chunk reports it (Groq's
+/// `x_groq.usage`): seconds measured on the provider's clock, from when it took the
+/// request in. No point of the stream's timeline (t0 is the client's send, and the two
+/// clocks share no origin), so they are reported beside it, as the provider's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ServerTiming {
+    /// Where the figures were read.
+    pub source: &'static str,
+    /// Time the request waited in the provider's queue.
+    pub queue_time_s: Option<f64>,
+    /// Time the provider spent on the prompt (prefill).
+    pub prompt_time_s: Option<f64>,
+    /// Time the provider spent generating the output.
+    pub completion_time_s: Option<f64>,
+    /// The provider's total for the request (its prompt and completion times; Groq's
+    /// figures leave the queue out).
+    pub total_time_s: Option<f64>,
+}
+
 /// One event, classified.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Classified {
     pub kind: Option<Kind>,
     /// The event ends the stream.
     pub terminal: bool,
     pub usage: Usage,
+    /// The provider's own timings, when the event carries them.
+    pub server: Option<ServerTiming>,
     pub model: Option<String>,
     /// The response's id (`chatcmpl-…`, `resp_…`, `msg_…`, Gemini's `responseId`).
     pub id: Option<String>,
@@ -279,7 +300,8 @@ fn completions(v: &Value) -> Classified {
 
 /// What Chat Completions and legacy Completions chunks share: an `error` object, a
 /// choice's `finish_reason` ending the stream, `usage` with OpenAI's token names, the
-/// model and the id.
+/// model and the id. Groq puts its usage in its own `x_groq.usage` (OpenAI's token names
+/// beside its timings, in the last chunk): read where the chunk has no `usage` of its own.
 fn choices_chunk(v: &Value, visible: bool, effective: bool) -> Classified {
     let finished = v
         .get("choices")
@@ -287,7 +309,30 @@ fn choices_chunk(v: &Value, visible: bool, effective: bool) -> Classified {
         .into_iter()
         .flatten()
         .any(|c| c.get("finish_reason").is_some_and(|f| !f.is_null()));
-    let usage = v.get("usage").filter(|u| u.is_object());
+    let groq = v
+        .get("x_groq")
+        .and_then(|x| x.get("usage"))
+        .filter(|u| u.is_object());
+    let usage = v.get("usage").filter(|u| u.is_object()).or(groq);
+    let seconds = |k: &str| {
+        groq.and_then(|u| u.get(k))
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite())
+    };
+    let server = groq
+        .map(|_| ServerTiming {
+            source: "x_groq.usage",
+            queue_time_s: seconds("queue_time"),
+            prompt_time_s: seconds("prompt_time"),
+            completion_time_s: seconds("completion_time"),
+            total_time_s: seconds("total_time"),
+        })
+        .filter(|t| {
+            t.queue_time_s.is_some()
+                || t.prompt_time_s.is_some()
+                || t.completion_time_s.is_some()
+                || t.total_time_s.is_some()
+        });
     Classified {
         kind: Some(if has_error(v) {
             Kind::Error
@@ -303,6 +348,7 @@ fn choices_chunk(v: &Value, visible: bool, effective: bool) -> Classified {
             input_tokens: count(usage.and_then(|u| u.get("prompt_tokens"))),
             output_tokens: count(usage.and_then(|u| u.get("completion_tokens"))),
         },
+        server,
         model: string(v.get("model")),
         id: string(v.get("id")),
     }
@@ -340,6 +386,7 @@ fn responses(name: Option<&str>, v: &Value) -> Classified {
             input_tokens: count(usage.and_then(|u| u.get("input_tokens"))),
             output_tokens: count(usage.and_then(|u| u.get("output_tokens"))),
         },
+        server: None,
         model: string(response.and_then(|r| r.get("model"))),
         id: string(response.and_then(|r| r.get("id"))),
     }
@@ -440,6 +487,7 @@ fn gemini(v: &Value) -> Classified {
             input_tokens: count(u.and_then(|u| u.get("promptTokenCount"))),
             output_tokens,
         },
+        server: None,
         model: string(v.get("modelVersion")),
         id: string(v.get("responseId")),
     }
@@ -535,6 +583,45 @@ mod tests {
             }
         );
         assert!(classify(Api::Completions, None, Payload::Done).terminal);
+    }
+
+    /// Groq's last chunk carries its usage in `x_groq.usage`, beside its own timings in
+    /// seconds; neither was read.
+    #[test]
+    fn groq_x_groq_usage_is_the_usage_and_its_timings_the_providers() {
+        let last = json!({"object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "x_groq": {"id": "req_1", "usage": {"queue_time": 0.061348671, "prompt_tokens": 18,
+                "prompt_time": 0.000211569, "completion_tokens": 439,
+                "completion_time": 0.798181818, "total_tokens": 457, "total_time": 0.798393387}}});
+        let c = classify(Api::ChatCompletions, None, Payload::Json(&last));
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: Some(18),
+                output_tokens: Some(439)
+            }
+        );
+        assert_eq!(
+            c.server,
+            Some(ServerTiming {
+                source: "x_groq.usage",
+                queue_time_s: Some(0.061348671),
+                prompt_time_s: Some(0.000211569),
+                completion_time_s: Some(0.798181818),
+                total_time_s: Some(0.798393387),
+            })
+        );
+        // The first chunk's `x_groq` holds an id alone: no usage, no timing.
+        let first = json!({"choices": [{"delta": {"role": "assistant", "content": ""}}],
+                           "x_groq": {"id": "req_1"}});
+        let c = classify(Api::ChatCompletions, None, Payload::Json(&first));
+        assert_eq!((c.usage, c.server), (Usage::default(), None));
+        // A top-level `usage` is the chunk's own and wins.
+        let both = json!({"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2},
+                          "x_groq": {"usage": {"prompt_tokens": 18, "completion_tokens": 439}}});
+        let c = classify(Api::ChatCompletions, None, Payload::Json(&both));
+        assert_eq!(c.usage.output_tokens, Some(2));
     }
 
     #[test]

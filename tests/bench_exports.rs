@@ -364,3 +364,73 @@ fn forcing_the_format_reads_the_same_as_detecting_it() {
     ]);
     assert!(forced.contains("llmperf individual responses"), "{forced}");
 }
+
+/// vLLM writes a successful request that got no output token as `output_lens` 0, `ttfts`
+/// 0.0, `itls` []: it became a 0 ms time to first token and a −0.0 ms inter-token latency,
+/// outcome ok and no flag. It has no first token, no latency and no inter-token latency,
+/// and a note counts it; vLLM's own figures (`--definitions vllm`) still count its 0.0 as
+/// vLLM does. No −0.0 is written anywhere.
+#[test]
+fn vllm_request_without_output_has_no_first_token_and_no_negative_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("result.json");
+    std::fs::write(
+        &file,
+        r#"{"ttfts": [0.0, 0.25, 0.3], "itls": [[], [0.01, 0.02], []],
+            "output_lens": [0, 3, 1], "errors": ["", "", ""], "input_lens": [5, 6, 7],
+            "mean_ttft_ms": 183.33333333333334, "p99_ttft_ms": 299.0}"#,
+    )
+    .unwrap();
+    let rows = dir.path().join("rows.jsonl");
+    let out = cli(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+        "--out",
+        rows.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let named = |name: &str| {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .clone()
+    };
+    assert_eq!(named("client_time_to_first_token_ms")["n"], 2);
+    // Only the 3-token request has an inter-token latency.
+    assert_eq!(named("client_inter_token_latency_ms")["n"], 1);
+    let written = std::fs::read_to_string(&rows).unwrap();
+    let first: Value = serde_json::from_str(written.lines().next().unwrap()).unwrap();
+    for field in [
+        "client_ttft_ms",
+        "client_latency_ms",
+        "client_inter_token_latency_ms",
+    ] {
+        assert!(first[field].is_null(), "{field}: {first}");
+    }
+    assert_eq!(first["outcome"], "ok");
+    for what in [&text, &written] {
+        assert!(!what.contains("-0.0"), "{what}");
+    }
+    assert!(
+        stderr(&out).contains("1 of 3 requests vLLM counted as successful have no output token"),
+        "{}",
+        stderr(&out)
+    );
+    // vLLM's own TTFT is over the three, the 0.0 included, as its summary is.
+    let ttft = metric(&doc["peer_figures"], "ttft");
+    assert_eq!(ttft["n"], 3);
+    assert_close(
+        "mean_ttft_ms",
+        ttft["stats"]["mean"].as_f64().unwrap(),
+        183.33333333333334,
+    );
+}

@@ -15,7 +15,9 @@ use polars::prelude::*;
 use super::pooled::{describe, described, PeerFigures, PeerMetric, Stat};
 use crate::error::Result;
 use crate::plan::Plan;
-use crate::source::vllm::{self as adapter, GAP_COL};
+use crate::source::vllm::{
+    self as adapter, GAP_COL, PEER_LATENCY_MS, PEER_OUTPUT_LEN, PEER_SUCCESS, PEER_TTFT_MS,
+};
 use crate::source::{FILE_INDEX, ROW_COL};
 use crate::summary::PERCENTILE_METHOD;
 
@@ -55,28 +57,33 @@ pub fn figures(plan: &Plan) -> Result<PeerFigures> {
     }
     let stats = stats(&percentiles);
 
-    // vLLM's `success`: no error text. A file without `errors` has every outcome null,
-    // and vLLM counted every request it wrote.
-    let succeeded = col("outcome").eq(lit("ok")).or(col("outcome").is_null());
-    let ok = plan.lf.clone().filter(succeeded);
+    // The plan's requests (after any window) with vLLM's own figures for them, as the file
+    // holds them: tracediag's canonical columns null what vLLM counts (the 0.0 TTFT of a
+    // request without output), and vLLM's summary counts it.
+    let mut frames = vec![];
     let mut gaps = vec![];
     for (i, input) in plan.inputs.iter().enumerate() {
-        gaps.push(adapter::chunk_gaps(
-            input.read_from.read.as_path(),
-            i as u32,
-        )?);
+        let path = input.read_from.read.as_path();
+        frames.push(adapter::peer_frame(path, i as u32)?);
+        gaps.push(adapter::chunk_gaps(path, i as u32)?);
     }
-    let gaps = match gaps.len() {
-        1 => gaps.pop().expect("one"),
-        _ => concat(gaps, UnionArgs::default()).map_err(|e| plan.read_error(&e))?,
+    let union = |mut frames: Vec<LazyFrame>| match frames.len() {
+        1 => Ok(frames.pop().expect("one")),
+        _ => concat(frames, UnionArgs::default()).map_err(|e| plan.read_error(&e)),
     };
     let keys = [col(FILE_INDEX), col(ROW_COL)];
-    let pooled = ok.clone().select(keys.clone()).join(
-        gaps,
-        keys.clone(),
-        keys,
-        JoinArgs::new(JoinType::Inner),
-    );
+    let join = |lf: LazyFrame, other: LazyFrame| {
+        lf.join(
+            other,
+            keys.clone(),
+            keys.clone(),
+            JoinArgs::new(JoinType::Inner),
+        )
+    };
+    let rows = join(plan.lf.clone().select(keys.clone()), union(frames)?);
+    // vLLM's `success`: no error text (every request, in a file without `errors`).
+    let ok = rows.clone().filter(col(PEER_SUCCESS));
+    let pooled = join(ok.clone().select(keys.clone()), union(gaps)?);
 
     let latency = "latency: vLLM's `latencies` (send to the last chunk with choices)";
     let derived = "latency: ttft + Σ itls (the file has no `latencies`): the last chunk's arrival, vLLM's own latency in current versions; in older versions the two differ by microseconds (a second clock call for the TTFT, or the end at `[DONE]`), so vLLM's own TPOT differs by that over (output tokens − 1)";
@@ -85,14 +92,14 @@ pub fn figures(plan: &Plan) -> Result<PeerFigures> {
             "ttft",
             "send to the first chunk with a non-empty `choices`, per successful request",
             ok.clone(),
-            col("client_ttft_ms"),
+            col(PEER_TTFT_MS),
         ),
         (
             "tpot",
             if latencies { latency } else { derived },
-            ok.clone().filter(col("output_tokens").gt(lit(1))),
-            (col("client_latency_ms") - col("client_ttft_ms"))
-                / (col("output_tokens").cast(DataType::Float64) - lit(1.0)),
+            ok.clone().filter(col(PEER_OUTPUT_LEN).gt(lit(1))),
+            (col(PEER_LATENCY_MS) - col(PEER_TTFT_MS))
+                / (col(PEER_OUTPUT_LEN).cast(DataType::Float64) - lit(1.0)),
         ),
         (
             "itl",
@@ -107,7 +114,7 @@ pub fn figures(plan: &Plan) -> Result<PeerFigures> {
             "e2el",
             "send to the last chunk with choices (`latencies`), per successful request",
             ok.clone(),
-            col("client_latency_ms"),
+            col(PEER_LATENCY_MS),
         ));
     } else {
         not_computed.push(
@@ -119,7 +126,7 @@ pub fn figures(plan: &Plan) -> Result<PeerFigures> {
         .map(|(_, _, rows, value)| describe(rows.clone(), value.clone(), &stats))
         .collect();
     let count = |lf: LazyFrame| lf.select([len().cast(DataType::UInt64).alias("n")]);
-    queries.push(count(plan.lf.clone()));
+    queries.push(count(rows));
     queries.push(count(ok));
     let mut out = crate::stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
     let counted = first_u64(&out.pop().expect("counted"));

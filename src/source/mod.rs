@@ -648,10 +648,7 @@ fn load_one(
             notes.push(aiperf::CLOCK_NOTE.to_string());
             aiperf::read(path, format, repaired.as_deref())?
         }
-        InputFormat::Vllm => {
-            notes.push(vllm::note(path));
-            vllm::read(path)?
-        }
+        InputFormat::Vllm => adapted(vllm::read(path)?, &mut notes),
         InputFormat::Llmperf => {
             notes.push(llmperf::NOTE.to_string());
             llmperf::read(path)?

@@ -33,6 +33,12 @@
 //! - A failed request has `ttft` 0, `latency` 0, no gaps and `output_lens` 0 in vLLM's
 //!   output: defaults, not measurements. Such rows keep their `error` outcome and have null
 //!   timings and output tokens.
+//! - A successful request with `output_lens` 0 has no first token: its `client_ttft_ms` is
+//!   null (vLLM's `ttfts` entry is the 0.0 it starts from, or the arrival of a chunk with
+//!   empty text), and so its inter-token latency; where no chunk was timed at all (`ttfts`
+//!   0.0, no gap) its latency is that default too and null. A note counts such requests.
+//!   vLLM's own summary counts them, and `--definitions vllm` reads them as written
+//!   ([`peer_frame`]).
 //! - `start_times` (newer versions) is not read: nothing in the file ties its clock to
 //!   wall-clock time. No timestamp is read, so `--since`/`--until` select nothing here.
 //! - Arrays of different lengths, or a document that is not one JSON object, are errors
@@ -168,33 +174,71 @@ fn read_arrays(path: &Path, wanted: &[&str]) -> Result<(DataFrame, Vec<String>)>
     Ok((df, present))
 }
 
-/// One row per request, with the canonical columns of the module documentation.
-pub fn read(path: &Path) -> Result<LazyFrame> {
-    let (df, present) = read_arrays(
-        path,
-        &[
-            "ttfts",
-            "itls",
-            "latencies",
-            "input_lens",
-            "output_lens",
-            "errors",
-        ],
-    )?;
-    let has = |n: &str| present.iter().any(|p| p == n);
+/// Every array the reader reads.
+const READ: [&str; 6] = [
+    "ttfts",
+    "itls",
+    "latencies",
+    "input_lens",
+    "output_lens",
+    "errors",
+];
+
+/// The file's arrays exploded to one row per request (`FILE_INDEX` = `file`, `ROW_COL`
+/// the 1-based request), and the names of the arrays it has.
+fn requests(path: &Path, file: u32) -> Result<(LazyFrame, Vec<String>)> {
+    let (df, present) = read_arrays(path, &READ)?;
     let names: Vec<&str> = present.iter().map(String::as_str).collect();
-    let rows = df.lazy().explode(
-        cols(names),
-        ExplodeOptions {
-            empty_as_null: false,
-            keep_nulls: true,
-        },
-    );
-    let failed = if has("errors") {
+    let rows = df
+        .lazy()
+        .explode(
+            cols(names),
+            ExplodeOptions {
+                empty_as_null: false,
+                keep_nulls: true,
+            },
+        )
+        .with_row_index(ROW_COL, Some(1))
+        .with_columns([
+            lit(file).alias(FILE_INDEX),
+            col(ROW_COL).cast(DataType::Int64),
+        ]);
+    Ok((rows, present))
+}
+
+/// vLLM's `success`: an empty `errors` entry (every request, in a file without `errors`).
+fn failed(present: &[String]) -> Expr {
+    if present.iter().any(|p| p == "errors") {
         col("errors").str().len_bytes().gt(lit(0))
     } else {
         lit(false)
-    };
+    }
+}
+
+/// vLLM's end of a request, in seconds: `latencies`, else ttft + Σ itls.
+fn end_s(present: &[String]) -> Expr {
+    if present.iter().any(|p| p == "latencies") {
+        col("latencies")
+    } else {
+        col("ttfts") + col("itls").list().sum()
+    }
+}
+
+/// vLLM times no chunk of a request that got none: its `ttft` stays the 0.0 it starts at
+/// and it has no gap, so its latency is that default too.
+fn no_chunk_timed() -> Expr {
+    col("ttfts")
+        .eq(lit(0.0))
+        .and(col("itls").list().len().eq(lit(0)))
+        .fill_null(lit(false))
+}
+
+/// One row per request, with the canonical columns of the module documentation, and what
+/// the run should note about the file.
+pub fn read(path: &Path) -> Result<super::Adapted> {
+    let (rows, present) = requests(path, 0)?;
+    let has = |n: &str| present.iter().any(|p| p == n);
+    let failed = failed(&present);
     let outcome = if has("errors") {
         when(col("errors").is_null())
             .then(lit(NULL).cast(DataType::String))
@@ -204,19 +248,25 @@ pub fn read(path: &Path) -> Result<LazyFrame> {
     } else {
         lit(NULL).cast(DataType::String)
     };
-    let measured = |e: Expr| {
-        when(failed.clone())
+    let unless = |null_when: Expr, e: Expr| {
+        when(null_when.fill_null(lit(false)))
             .then(lit(NULL).cast(DataType::Float64))
             .otherwise(e)
     };
-    let end_s = if has("latencies") {
-        col("latencies")
-    } else {
-        col("ttfts") + col("itls").list().sum()
-    };
+    // A request without an output token has no first token; vLLM's 0.0 (or the arrival of
+    // a chunk whose text was empty) is no such time.
+    let no_output = col("output_lens").eq(lit(0));
     let mut columns = vec![
-        measured(col("ttfts") * lit(1000.0)).alias("client_ttft_ms"),
-        measured(end_s * lit(1000.0)).alias("client_latency_ms"),
+        unless(
+            failed.clone().or(no_output.clone()),
+            col("ttfts") * lit(1000.0),
+        )
+        .alias("client_ttft_ms"),
+        unless(
+            failed.clone().or(no_chunk_timed()),
+            end_s(&present) * lit(1000.0),
+        )
+        .alias("client_latency_ms"),
         when(failed.clone())
             .then(lit(NULL).cast(DataType::Int64))
             .otherwise(col("output_lens"))
@@ -226,8 +276,62 @@ pub fn read(path: &Path) -> Result<LazyFrame> {
     if has("input_lens") {
         columns.push(col("input_lens").alias("input_tokens"));
     }
-    Ok(rows.select(columns))
+    let counts = rows
+        .clone()
+        .select([
+            len().cast(DataType::UInt64).alias("requests"),
+            failed
+                .not()
+                .and(no_output.fill_null(lit(false)))
+                .sum()
+                .cast(DataType::UInt64)
+                .alias("without_output"),
+        ])
+        .collect()
+        .map_err(|e| Error::input(path, polars_message(&e)))?;
+    let count = |c: &str| {
+        counts
+            .column(c)
+            .ok()
+            .and_then(|c| c.u64().ok()?.get(0))
+            .unwrap_or(0)
+    };
+    let mut notes = vec![note(path)];
+    let without = count("without_output");
+    if without > 0 {
+        notes.push(format!(
+            "{without} of {} requests vLLM counted as successful have no output token (`output_lens` 0): their client_ttft_ms is null (vLLM's own TTFT counts their `ttfts` entry, a 0.0 when no chunk came), so they have no inter-token latency, and client_latency_ms is null where no chunk was timed; --definitions vllm counts them as vLLM does",
+            count("requests")
+        ));
+    }
+    Ok(super::Adapted {
+        frame: rows.select(columns),
+        notes,
+    })
 }
+
+/// vLLM's per-request figures as the file holds them, for `--definitions vllm`: one row
+/// per request (`FILE_INDEX` = `file`, `ROW_COL` the 1-based request, as in the canonical
+/// frame) with [`PEER_SUCCESS`], [`PEER_TTFT_MS`], [`PEER_LATENCY_MS`] and
+/// [`PEER_OUTPUT_LEN`], unchanged: vLLM's summary counts a successful request's
+/// `ttfts` entry whatever it holds, where tracediag's own figures have none.
+pub fn peer_frame(path: &Path, file: u32) -> Result<LazyFrame> {
+    let (rows, present) = requests(path, file)?;
+    Ok(rows.select([
+        col(FILE_INDEX),
+        col(ROW_COL),
+        failed(&present).not().alias(PEER_SUCCESS),
+        (col("ttfts") * lit(1000.0)).alias(PEER_TTFT_MS),
+        (end_s(&present) * lit(1000.0)).alias(PEER_LATENCY_MS),
+        col("output_lens").alias(PEER_OUTPUT_LEN),
+    ]))
+}
+
+/// Columns of [`peer_frame`].
+pub const PEER_SUCCESS: &str = "vllm_success";
+pub const PEER_TTFT_MS: &str = "vllm_ttft_ms";
+pub const PEER_LATENCY_MS: &str = "vllm_latency_ms";
+pub const PEER_OUTPUT_LEN: &str = "vllm_output_len";
 
 /// Every gap between successive chunks (`itls`), in ms, one row per gap: `FILE_INDEX` =
 /// `file`, `ROW_COL` = the 1-based request it belongs to (the row the canonical frame gives
@@ -289,10 +393,14 @@ mod tests {
         "errors": ["", "", "Traceback SECRET-ERROR"],
         "mean_ttft_ms": 375.0, "p99_ttft_ms": 1.0, "p99.9_ttft_ms": 2.0}"#;
 
+    fn frame(path: &Path) -> DataFrame {
+        read(path).unwrap().frame.collect().unwrap()
+    }
+
     #[test]
     fn one_row_per_request_in_ms_with_failures_null_and_no_text() {
         let (_d, path) = write(RESULT);
-        let df = read(&path).unwrap().collect().unwrap();
+        let df = frame(&path);
         assert_eq!(
             df.get_column_names()
                 .iter()
@@ -344,7 +452,7 @@ mod tests {
         let (_d, path) = write(
             r#"{"ttfts": [0.25], "itls": [[0.01]], "latencies": [0.3], "output_lens": [2], "errors": [""]}"#,
         );
-        let df = read(&path).unwrap().collect().unwrap();
+        let df = frame(&path);
         let v = df
             .column("client_latency_ms")
             .unwrap()
@@ -354,6 +462,51 @@ mod tests {
         assert_eq!(v, Some(300.0));
         assert!(df.column("input_tokens").is_err());
         assert!(layout(&path).latencies);
+    }
+
+    /// vLLM writes a successful request that got no output token as `output_lens` 0,
+    /// `ttfts` 0.0, `itls` []: it was read as a 0 ms first token and a 0 ms latency, whose
+    /// inter-token latency came out as -0.0 ms. None of them is a measurement.
+    #[test]
+    fn output_len_0_has_no_first_token_and_no_latency() {
+        let (_d, path) = write(
+            r#"{"ttfts": [0.0, 0.2, 0.25], "itls": [[], [0.05], [0.01, 0.02]],
+                "output_lens": [0, 0, 3], "errors": ["", "", ""]}"#,
+        );
+        let adapted = read(&path).unwrap();
+        let df = adapted.frame.collect().unwrap();
+        let f =
+            |c: &str| -> Vec<Option<f64>> { df.column(c).unwrap().f64().unwrap().iter().collect() };
+        assert_eq!(f("client_ttft_ms"), [None, None, Some(250.0)]);
+        // The second got chunks (with empty text): its end is a measurement.
+        let latency = f("client_latency_ms");
+        assert_eq!(latency[0], None);
+        assert!((latency[1].unwrap() - 250.0).abs() < 1e-9, "{latency:?}");
+        let outcome: Vec<Option<&str>> = df
+            .column("outcome")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(outcome, [Some("ok"); 3]);
+        assert!(
+            adapted.notes[1].starts_with(
+                "2 of 3 requests vLLM counted as successful have no output token (`output_lens` 0)"
+            ),
+            "{:?}",
+            adapted.notes
+        );
+        // vLLM's own figures keep what vLLM counts.
+        let peer = peer_frame(&path, 0).unwrap().collect().unwrap();
+        let ttft: Vec<Option<f64>> = peer
+            .column(PEER_TTFT_MS)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(ttft, [Some(0.0), Some(200.0), Some(250.0)]);
     }
 
     #[test]

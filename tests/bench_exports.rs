@@ -49,7 +49,8 @@ fn assert_close(what: &str, ours: f64, theirs: f64) {
     assert!(ok, "{what}: tracediag {ours}, the peer {theirs}");
 }
 
-/// `analyze FILE --definitions PEER --format json`'s `peer` block.
+/// `analyze FILE --definitions PEER --format json`'s `peer_figures` block of the file's
+/// run.
 fn peer(file: &str, definitions: &str) -> Value {
     let out = ok(&[
         "analyze",
@@ -62,7 +63,8 @@ fn peer(file: &str, definitions: &str) -> Value {
         SALT,
     ]);
     let json: Value = serde_json::from_str(&out).unwrap();
-    json["peer_figures"].clone()
+    assert_eq!(json["peer_figures"]["runs"].as_array().unwrap().len(), 1);
+    json["peer_figures"]["runs"][0].clone()
 }
 
 fn metric<'a>(peer: &'a Value, name: &str) -> &'a Value {
@@ -237,6 +239,121 @@ fn every_llmperf_figure_equals_llmperfs_own_summary_of_the_run() {
             .unwrap_or_default();
         assert_eq!(codes, expected, "{run}");
     }
+}
+
+/// Two runs given to one `--definitions llmperf` call were pooled: one set of figures over
+/// both runs' requests, which neither run has and no LLMPerf summary can be set beside.
+/// Each run keeps its own block, equal to that run's alone, and the output says so.
+#[test]
+fn two_llmperf_runs_keep_one_block_each() {
+    if !shared_external("two_llmperf_runs_keep_one_block_each") {
+        return;
+    }
+    let (a, b) = (individual("groq_70b"), individual("bedrock_13b"));
+    let out = ok(&[
+        "analyze",
+        &a,
+        &b,
+        "--definitions",
+        "llmperf",
+        "--format",
+        "json",
+        "--salt",
+        SALT,
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let figures = &json["peer_figures"];
+    assert!(figures["runs_apart"]
+        .as_str()
+        .unwrap()
+        .starts_with("one block per input file"));
+    let runs = figures["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (run, file) in runs.iter().zip([&a, &b]) {
+        assert_eq!(run["path"], file.as_str());
+        // Equal to the run's figures alone (to the last bits a sum in another order moves).
+        let alone = peer(file, "llmperf");
+        for key in ["requests", "counted", "run", "error_codes", "not_computed"] {
+            assert_eq!(run.get(key), alone.get(key), "{file} {key}");
+        }
+        for m in alone["metrics"].as_array().unwrap() {
+            let name = m["name"].as_str().unwrap();
+            let ours = metric(run, name);
+            assert_eq!(ours["n"], m["n"], "{file} {name}");
+            for (stat, v) in m["stats"].as_object().unwrap() {
+                assert_close(
+                    &format!("{file} {name} {stat}"),
+                    ours["stats"][stat].as_f64().unwrap(),
+                    v.as_f64().unwrap(),
+                );
+            }
+        }
+        // …and so equal to LLMPerf's own summary of that run.
+        let name = file.rsplit('/').next().unwrap().trim_end_matches(".json");
+        let theirs = read_json(&summary(name));
+        let ttft = metric(run, "ttft_s");
+        assert_close(
+            name,
+            ttft["stats"]["quantiles_p99"].as_f64().unwrap(),
+            number(&theirs["results_ttft_s_quantiles_p99"]),
+        );
+    }
+    let text = terminal(&[
+        "analyze",
+        &a,
+        &b,
+        "--definitions",
+        "llmperf",
+        "--salt",
+        SALT,
+    ]);
+    assert!(
+        text.contains("(--definitions llmperf): one block per input file"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{a}: 150 requests, 150 counted")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{b}: 150 requests, 53 counted")),
+        "{text}"
+    );
+}
+
+/// The same for vLLM, on two small results of different requests (no shared folder
+/// needed): each file's TTFT is its own, not the mean of both.
+#[test]
+fn two_vllm_runs_keep_one_block_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, ttfts: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            format!(r#"{{"ttfts": {ttfts}, "itls": [[0.01], [0.02]], "output_lens": [2, 2], "errors": ["", ""], "p90_ttft_ms": 1.0}}"#),
+        )
+        .unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (a, b) = (write("a.json", "[0.1, 0.3]"), write("b.json", "[1.0, 2.0]"));
+    let out = ok(&[
+        "analyze",
+        &a,
+        &b,
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let runs = json["peer_figures"]["runs"].as_array().unwrap();
+    let mean = |r: &Value| metric(r, "ttft")["stats"]["mean"].as_f64().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_close("a", mean(&runs[0]), 200.0);
+    assert_close("b", mean(&runs[1]), 1500.0);
+    // Each file's own percentiles (`p90_ttft_ms` → p90).
+    assert!(metric(&runs[0], "ttft")["stats"].get("p90").is_some());
+    assert_eq!(runs[1]["requests"], 2);
 }
 
 #[test]
@@ -426,7 +543,7 @@ fn vllm_request_without_output_has_no_first_token_and_no_negative_zero() {
         stderr(&out)
     );
     // vLLM's own TTFT is over the three, the 0.0 included, as its summary is.
-    let ttft = metric(&doc["peer_figures"], "ttft");
+    let ttft = metric(&doc["peer_figures"]["runs"][0], "ttft");
     assert_eq!(ttft["n"], 3);
     assert_close(
         "mean_ttft_ms",

@@ -87,6 +87,13 @@ pub fn looks_like(keys: &[String]) -> bool {
     REQUIRED.iter().all(|k| keys.iter().any(|c| c == k))
 }
 
+/// Run-level keys every vLLM result has, with or without its per-request arrays.
+pub const SUMMARY_KEYS: [&str; 3] = ["completed", "request_throughput", "total_token_throughput"];
+
+/// What a refusal says of a vLLM result without per-request arrays: the commonest vLLM
+/// result file, since current `vllm bench serve` writes them only with --save-detailed.
+pub const SUMMARY_ONLY: &str = "this is a vLLM --save-result summary without per-request arrays (no `ttfts`, `itls`, `output_lens`): vLLM's figures over the run, not its requests; rerun the benchmark with `--save-result --save-detailed` (current `vllm bench serve` leaves the arrays out without it) and pass that file";
+
 /// The layout of the vLLM result at `path` (its key names, no values).
 pub fn layout(path: &Path) -> Layout {
     let keys = recognise::json_keys(path, Content::JsonObject);
@@ -106,6 +113,9 @@ pub fn layout(path: &Path) -> Layout {
 /// The arrays of the document at `path` named in `wanted` (those it has), as one row.
 fn read_arrays(path: &Path, wanted: &[&str]) -> Result<(DataFrame, Vec<String>)> {
     let keys = recognise::json_keys(path, Content::JsonObject);
+    if !looks_like(&keys) && SUMMARY_KEYS.iter().all(|k| keys.iter().any(|c| c == k)) {
+        return Err(Error::input(path, SUMMARY_ONLY));
+    }
     if !looks_like(&keys) {
         return Err(Error::input(
             path,

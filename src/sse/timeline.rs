@@ -120,6 +120,13 @@ pub struct Stream {
 /// Read and classify the stream in `path`.
 pub fn read(path: &Path) -> Result<Stream> {
     let bytes = std::fs::read(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    // Told before the UTF-8 check: a frame's bytes may happen to be valid UTF-8.
+    if super::eventstream::looks_like(&bytes) {
+        return Err(Error::input(
+            path,
+            format!("not an SSE stream: {}", super::eventstream::REFUSAL),
+        ));
+    }
     let text = match std::str::from_utf8(&bytes) {
         Ok(t) => t,
         Err(e) => {

@@ -151,7 +151,34 @@ fn vllm_tpot_without_latencies_is_within_the_clock_read_bound() {
     assert!(tpot["definition"]
         .as_str()
         .unwrap()
-        .contains("ttft + Σ itls"));
+        .contains("latency rebuilt as ttft + Σ itls"));
+    // The gap, measured here as tracediag states it: the note of the run and the note on
+    // every such file (source::vllm::REBUILT_GAP) say the range this file gives.
+    let mut gaps: Vec<(String, f64)> = tpot["stats"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(stat, v)| {
+            let t = number(&theirs[format!("{stat}_tpot_ms")]);
+            (stat.clone(), ((v.as_f64().unwrap() - t) / t).abs())
+        })
+        .collect();
+    gaps.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (low, high) = (&gaps[0], &gaps[gaps.len() - 1]);
+    let range = format!(
+        "{:.1e} ({}) to {:.1e} ({}) relative off",
+        low.1, low.0, high.1, high.0
+    );
+    assert_eq!(range, "1.9e-8 (median) to 7.8e-7 (std) relative off");
+    let note = ours["notes"][0].as_str().unwrap();
+    assert!(note.contains(&range), "{note}");
+    let stderr = stderr(&cli(&["analyze", VLLM, "--salt", SALT]));
+    assert!(
+        stderr.contains("client_latency_ms is rebuilt as ttft + Σ itls: the arrival of the last chunk with choices, missing any time vLLM's own latency adds between that chunk and the request's end")
+            && stderr.contains("the TPOT from this latency was 1.9e-8 to 7.8e-7 relative off vLLM's own")
+            && !stderr.contains("microseconds"),
+        "{stderr}"
+    );
     // No latencies, so no E2EL: said, not invented.
     assert!(ours["not_computed"][0]
         .as_str()
@@ -318,6 +345,60 @@ fn two_llmperf_runs_keep_one_block_each() {
     assert!(
         text.contains(&format!("{b}: 150 requests, 53 counted")),
         "{text}"
+    );
+}
+
+/// Without `latencies` the TPOT rests on a rebuilt latency: the run's note measures how far
+/// it is from the file's own TPOT figures, instead of calling the gap microseconds.
+#[test]
+fn vllm_rebuilt_tpot_gap_is_measured_against_the_files_own_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("result.json");
+    // TPOTs of 10 and 20 ms: mean 15, median 15, std 5; the file's own mean is 1 % above.
+    std::fs::write(
+        &file,
+        r#"{"ttfts": [0.1, 0.1], "itls": [[0.01, 0.01], [0.02, 0.02]], "output_lens": [3, 3],
+            "errors": ["", ""], "mean_tpot_ms": 15.15, "median_tpot_ms": 15.0, "std_tpot_ms": 5.0}"#,
+    )
+    .unwrap();
+    let out = ok(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let note = json["peer_figures"]["runs"][0]["notes"][0]
+        .as_str()
+        .unwrap();
+    assert!(
+        note.contains("(mean_tpot_ms, median_tpot_ms, std_tpot_ms)")
+            && note.contains("to 9.9e-3 (mean) relative off, at most 0.99010 %"),
+        "{note}"
+    );
+    // Without the file's own figures, it says there is nothing to measure against.
+    std::fs::write(
+        &file,
+        r#"{"ttfts": [0.1], "itls": [[0.01, 0.01]], "output_lens": [3], "errors": [""]}"#,
+    )
+    .unwrap();
+    let out = ok(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let note = json["peer_figures"]["runs"][0]["notes"][0]
+        .as_str()
+        .unwrap();
+    assert!(
+        note.contains("the file has none of vLLM's own TPOT figures"),
+        "{note}"
     );
 }
 

@@ -155,5 +155,6 @@ fn run(plan: &Plan, file: usize) -> Result<Run> {
         not_computed: vec![
             "mean_output_throughput_token_per_s and num_completed_requests_per_min: they divide by the run's wall-clock duration, which the individual responses do not hold".into(),
         ],
+        notes: vec![],
     })
 }

@@ -55,6 +55,10 @@ pub struct Run {
     pub metrics: Vec<PeerMetric>,
     /// Figures of the peer's own summary this file cannot give, each with why.
     pub not_computed: Vec<String>,
+    /// What a reader should know of these figures (how far a rebuilt one was from the
+    /// peer's own, measured on this file).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The plan's rows of its `file`-th input.

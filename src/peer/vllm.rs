@@ -65,7 +65,7 @@ type Metric = (&'static str, &'static str, LazyFrame, Expr);
 /// vLLM's metrics over a file's successful requests (`ok`) and their chunk gaps (`gaps`).
 fn metrics(ok: &LazyFrame, gaps: LazyFrame, latencies: bool) -> Vec<Metric> {
     let latency = "latency: vLLM's `latencies` (send to the last chunk with choices)";
-    let derived = "latency: ttft + Σ itls (the file has no `latencies`): the last chunk's arrival, vLLM's own latency in current versions; in older versions the two differ by microseconds (a second clock call for the TTFT, or the end at `[DONE]`), so vLLM's own TPOT differs by that over (output tokens − 1)";
+    let derived = "latency rebuilt as ttft + Σ itls (the file has no `latencies`): the arrival of the last chunk with choices, missing any time vLLM's own latency adds between that chunk and the request's end (a second clock read for the TTFT in 2025 scripts, the wait for `[DONE]` in 2024 ones), which moves each TPOT by that time over (output tokens − 1); the run's note gives the gap measured against the file's own TPOT figures";
     let mut out: Vec<Metric> = vec![
         (
             "ttft",
@@ -161,6 +161,12 @@ fn run(plan: &Plan, file: usize, input: &Input) -> Result<Run> {
             "e2el: the file has no `latencies` (vLLM writes them from --save-detailed in current versions)".to_string(),
         );
     }
+    let notes = if layout.latencies {
+        vec![]
+    } else {
+        let tpot = metrics.iter().find(|m| m.name == "tpot");
+        vec![rebuilt_gap(&adapter::own_figures(path, "tpot"), tpot)]
+    };
     Ok(Run {
         path: input.path.display().to_string(),
         requests,
@@ -169,7 +175,40 @@ fn run(plan: &Plan, file: usize, input: &Input) -> Result<Run> {
         error_codes: vec![],
         metrics,
         not_computed,
+        notes,
     })
+}
+
+/// How far the TPOT from the rebuilt latency is from vLLM's own figures in the file
+/// (`own`: `mean` → `mean_tpot_ms`, …), relative, over the statistics both have.
+fn rebuilt_gap(own: &[(String, f64)], tpot: Option<&PeerMetric>) -> String {
+    let gaps: Vec<(&str, f64)> = own
+        .iter()
+        .filter(|(_, theirs)| *theirs != 0.0 && theirs.is_finite())
+        .filter_map(|(stat, theirs)| {
+            let ours = tpot?.stats.get(stat)?;
+            Some((stat.as_str(), ((ours - theirs) / theirs).abs()))
+        })
+        .collect();
+    let (Some(low), Some(high)) = (
+        gaps.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
+        gaps.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+    ) else {
+        return format!(
+            "tpot rests on the rebuilt latency, and the file has none of vLLM's own TPOT figures to measure the gap against; {}",
+            adapter::REBUILT_GAP
+        );
+    };
+    let names: Vec<String> = gaps.iter().map(|(s, _)| format!("{s}_tpot_ms")).collect();
+    format!(
+        "tpot rests on the rebuilt latency: against vLLM's own figures in this file ({}) it is {:.1e} ({}) to {:.1e} ({}) relative off, at most {:.5} %",
+        names.join(", "),
+        low.1,
+        low.0,
+        high.1,
+        high.0,
+        high.1 * 100.0
+    )
 }
 
 fn first_u64(df: &DataFrame) -> u64 {

@@ -326,6 +326,9 @@ fn peer_lines(r: &pooled::Run) -> Vec<String> {
     for n in &r.not_computed {
         out.push(format!("not computed: {n}"));
     }
+    for n in &r.notes {
+        out.push(format!("note: {n}"));
+    }
     out
 }
 

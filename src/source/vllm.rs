@@ -26,10 +26,11 @@
 //!   Older scripts (the 2025-04 sample) have no `latencies` array, read the first token's
 //!   time with a second clock call (`ttft = time.perf_counter() - st` after taking the
 //!   chunk's timestamp) and, in 2024, took the latency at `[DONE]`: there `ttft + Σ itls`
-//!   and the tool's own latency differ by microseconds. Without `latencies` the reader
-//!   writes `ttft + Σ itls` into `client_latency_ms` and the summary says so (a note
-//!   naming the file). On the sample, the TPOT it gives differs from vLLM's own by at most
-//!   8e-7 relative.
+//!   misses what the tool's own latency adds after the last chunk. Without `latencies` the
+//!   reader writes `ttft + Σ itls` into `client_latency_ms` and a note naming the file says
+//!   what is rebuilt and how far it was off on the public sample ([`REBUILT_GAP`]);
+//!   `--definitions vllm` measures it on each file against the file's own TPOT figures
+//!   ([`own_figures`]).
 //! - A failed request has `ttft` 0, `latency` 0, no gaps and `output_lens` 0 in vLLM's
 //!   output: defaults, not measurements. Such rows keep their `error` outcome and have null
 //!   timings and output tokens.
@@ -47,6 +48,7 @@
 use std::path::Path;
 
 use polars::prelude::*;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::recognise;
 use super::sniff::Content;
@@ -376,13 +378,105 @@ pub fn chunk_gaps(path: &Path, file: u32) -> Result<LazyFrame> {
 /// what was derived.
 pub fn note(path: &Path) -> String {
     let latency = if layout(path).latencies {
-        "client_latency_ms is vLLM's `latencies` (its last chunk with choices)"
+        "client_latency_ms is vLLM's `latencies` (its last chunk with choices)".to_string()
     } else {
-        "the file has no `latencies`, so client_latency_ms is derived: ttft + Σ itls, the last chunk's arrival (vLLM's own latency in current versions; in older ones the two differ by microseconds)"
+        format!("the file has no `latencies`, so client_latency_ms is rebuilt as ttft + Σ itls: the arrival of the last chunk with choices, missing any time vLLM's own latency adds between that chunk and the request's end (none in current vLLM, whose latency is that arrival; a second clock read for the TTFT in 2025 scripts; the wait for `[DONE]` in 2024 ones); {REBUILT_GAP}; --definitions vllm measures the gap on this file against its own TPOT figures")
     };
     format!(
         "vLLM benchmark client figures, counted from the client's send (c0): client_ttft_ms follows vLLM's first-token rule (the first chunk with a non-empty `choices`, even when its text is empty); {latency}; the client table (rules/client.toml) classifies the requests on that clock (--definitions vllm gives vLLM's own figures)"
     )
+}
+
+/// How far a TPOT from the rebuilt latency was from vLLM's own, measured on the one public
+/// result without `latencies` (`tests/bench_exports.rs` checks the figures). A file whose
+/// script ended its latency at `[DONE]` was not found, so its gap is not known.
+pub const REBUILT_GAP: &str = "on a public vLLM 2025-04 result (benchmark_serving.py, 200 requests) the TPOT from this latency was 1.9e-8 to 7.8e-7 relative off vLLM's own (median, mean, p99, std: at most 0.00008 %); a script that ends the latency at `[DONE]` would be off by that wait over (output tokens − 1), not measured on any public file";
+
+/// vLLM's own figures of `metric` in the file at `path` (`mean_tpot_ms`, `median_tpot_ms`,
+/// `std_tpot_ms`, `p99_tpot_ms` for `tpot`), by statistic (`mean`, `p99`), in the file's
+/// order: the top-level numbers keyed `<stat>_<metric>_ms`. The arrays are skipped unread.
+pub fn own_figures(path: &Path, metric: &str) -> Vec<(String, f64)> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return vec![];
+    };
+    let mut numbers = vec![];
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    // A document cut short keeps what was read before the cut.
+    let _ = de.deserialize_map(TopNumbers(&mut numbers));
+    let suffix = format!("_{metric}_ms");
+    numbers
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.strip_suffix(&suffix)?.to_string(), v)))
+        .collect()
+}
+
+/// Collects the top-level keys of an object whose values are numbers.
+struct TopNumbers<'a>(&'a mut Vec<(String, f64)>);
+
+impl<'de> Visitor<'de> for TopNumbers<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        while let Some(k) = map.next_key::<String>()? {
+            if let MaybeNumber(Some(v)) = map.next_value()? {
+                self.0.push((k, v));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A value that is a number, or any other value skipped as it is parsed (an array of
+/// generated texts is never held).
+struct MaybeNumber(Option<f64>);
+
+impl<'de> Deserialize<'de> for MaybeNumber {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(MaybeNumberVisitor)
+    }
+}
+
+struct MaybeNumberVisitor;
+
+impl<'de> Visitor<'de> for MaybeNumberVisitor {
+    type Value = MaybeNumber;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(Some(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(Some(v as f64)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(Some(v as f64)))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(None))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(None))
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<MaybeNumber, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MaybeNumber(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<MaybeNumber, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(MaybeNumber(None))
+    }
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use polars::prelude::*;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{FILE_INDEX, ROW_COL};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The keys that make a JSON array LLMPerf's individual responses.
 const REQUIRED: [&str; 3] = ["ttft_s", "end_to_end_latency_s", "inter_token_latency_s"];
@@ -101,7 +101,14 @@ pub fn read(path: &Path) -> Result<LazyFrame> {
     )
     .then(lit(NULL).cast(DataType::Float64))
     .otherwise(col("ttft_s") * lit(1000.0));
-    Ok(read_all(path)?.lazy().select([
+    let all = read_all(path)?;
+    if all.height() == 0 {
+        return Err(Error::input(
+            path,
+            "LLMPerf individual responses with no response (`[]`): no request",
+        ));
+    }
+    Ok(all.lazy().select([
         ttft.alias("client_ttft_ms"),
         (col("end_to_end_latency_s") * lit(1000.0)).alias("client_latency_ms"),
         col("number_input_tokens").alias("input_tokens"),
@@ -208,6 +215,14 @@ mod tests {
             peer.column("ttft_s").unwrap().f64().unwrap().get(0),
             Some(0.0)
         );
+    }
+
+    /// Forced as LLMPerf, `[]` holds no request: it was a run over 0 requests, exit 0.
+    #[test]
+    fn no_response_is_no_request() {
+        let (_d, path) = write("[]");
+        let e = read(&path).err().unwrap().to_string();
+        assert!(e.contains("with no response (`[]`): no request"), "{e}");
     }
 
     #[test]

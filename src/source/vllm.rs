@@ -308,6 +308,12 @@ pub fn read(path: &Path) -> Result<super::Adapted> {
             .and_then(|c| c.u64().ok()?.get(0))
             .unwrap_or(0)
     };
+    if count("requests") == 0 {
+        return Err(Error::input(
+            path,
+            "a vLLM result whose per-request arrays are empty: no request",
+        ));
+    }
     let mut notes = vec![note(path)];
     let without = count("without_output");
     if without > 0 {
@@ -611,6 +617,17 @@ mod tests {
             .iter()
             .collect();
         assert_eq!(ttft, [Some(0.0), Some(200.0), Some(250.0)]);
+    }
+
+    /// A result of empty arrays holds no request: it was a run over 0 requests, exit 0.
+    #[test]
+    fn empty_arrays_are_no_request() {
+        let (_d, path) = write(r#"{"ttfts": [], "itls": [], "output_lens": [], "errors": []}"#);
+        let e = read(&path).err().unwrap().to_string();
+        assert!(
+            e.contains("per-request arrays are empty: no request"),
+            "{e}"
+        );
     }
 
     #[test]

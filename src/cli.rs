@@ -150,8 +150,8 @@ enum Command {
     /// Classify the events of recorded SSE streams; a timed capture becomes a gateway
     /// row (t3..t6, usage) for `analyze`.
     ///
-    /// Reads response bodies of OpenAI Chat Completions, OpenAI Responses, Anthropic
-    /// Messages and Gemini alt=sse (the API is told from the events). Without receive
+    /// Reads response bodies of OpenAI Chat Completions, legacy Completions and Responses,
+    /// Anthropic Messages and Gemini alt=sse (the API is told from the events). Without receive
     /// times: per stream, the API, the records of each kind (envelope, heartbeat,
     /// effective output, visible text, error), where output and text begin, the usage and
     /// the outcome. A capture whose lines begin with their receive time (`curl -sN … | ts

@@ -49,7 +49,8 @@ fn assert_close(what: &str, ours: f64, theirs: f64) {
     assert!(ok, "{what}: tracediag {ours}, the peer {theirs}");
 }
 
-/// `analyze FILE --definitions PEER --format json`'s `peer` block.
+/// `analyze FILE --definitions PEER --format json`'s `peer_figures` block of the file's
+/// run.
 fn peer(file: &str, definitions: &str) -> Value {
     let out = ok(&[
         "analyze",
@@ -62,7 +63,8 @@ fn peer(file: &str, definitions: &str) -> Value {
         SALT,
     ]);
     let json: Value = serde_json::from_str(&out).unwrap();
-    json["peer_figures"].clone()
+    assert_eq!(json["peer_figures"]["runs"].as_array().unwrap().len(), 1);
+    json["peer_figures"]["runs"][0].clone()
 }
 
 fn metric<'a>(peer: &'a Value, name: &str) -> &'a Value {
@@ -149,7 +151,34 @@ fn vllm_tpot_without_latencies_is_within_the_clock_read_bound() {
     assert!(tpot["definition"]
         .as_str()
         .unwrap()
-        .contains("ttft + Σ itls"));
+        .contains("latency rebuilt as ttft + Σ itls"));
+    // The gap, measured here as tracediag states it: the note of the run and the note on
+    // every such file (source::vllm::REBUILT_GAP) say the range this file gives.
+    let mut gaps: Vec<(String, f64)> = tpot["stats"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(stat, v)| {
+            let t = number(&theirs[format!("{stat}_tpot_ms")]);
+            (stat.clone(), ((v.as_f64().unwrap() - t) / t).abs())
+        })
+        .collect();
+    gaps.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (low, high) = (&gaps[0], &gaps[gaps.len() - 1]);
+    let range = format!(
+        "{:.1e} ({}) to {:.1e} ({}) relative off",
+        low.1, low.0, high.1, high.0
+    );
+    assert_eq!(range, "1.9e-8 (median) to 7.8e-7 (std) relative off");
+    let note = ours["notes"][0].as_str().unwrap();
+    assert!(note.contains(&range), "{note}");
+    let stderr = stderr(&cli(&["analyze", VLLM, "--salt", SALT]));
+    assert!(
+        stderr.contains("client_latency_ms is rebuilt as ttft + Σ itls: the arrival of the last chunk with choices, missing any time vLLM's own latency adds between that chunk and the request's end")
+            && stderr.contains("the TPOT from this latency was 1.9e-8 to 7.8e-7 relative off vLLM's own")
+            && !stderr.contains("microseconds"),
+        "{stderr}"
+    );
     // No latencies, so no E2EL: said, not invented.
     assert!(ours["not_computed"][0]
         .as_str()
@@ -237,6 +266,175 @@ fn every_llmperf_figure_equals_llmperfs_own_summary_of_the_run() {
             .unwrap_or_default();
         assert_eq!(codes, expected, "{run}");
     }
+}
+
+/// Two runs given to one `--definitions llmperf` call were pooled: one set of figures over
+/// both runs' requests, which neither run has and no LLMPerf summary can be set beside.
+/// Each run keeps its own block, equal to that run's alone, and the output says so.
+#[test]
+fn two_llmperf_runs_keep_one_block_each() {
+    if !shared_external("two_llmperf_runs_keep_one_block_each") {
+        return;
+    }
+    let (a, b) = (individual("groq_70b"), individual("bedrock_13b"));
+    let out = ok(&[
+        "analyze",
+        &a,
+        &b,
+        "--definitions",
+        "llmperf",
+        "--format",
+        "json",
+        "--salt",
+        SALT,
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let figures = &json["peer_figures"];
+    assert!(figures["runs_apart"]
+        .as_str()
+        .unwrap()
+        .starts_with("one block per input file"));
+    let runs = figures["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (run, file) in runs.iter().zip([&a, &b]) {
+        assert_eq!(run["path"], file.as_str());
+        // Equal to the run's figures alone (to the last bits a sum in another order moves).
+        let alone = peer(file, "llmperf");
+        for key in ["requests", "counted", "run", "error_codes", "not_computed"] {
+            assert_eq!(run.get(key), alone.get(key), "{file} {key}");
+        }
+        for m in alone["metrics"].as_array().unwrap() {
+            let name = m["name"].as_str().unwrap();
+            let ours = metric(run, name);
+            assert_eq!(ours["n"], m["n"], "{file} {name}");
+            for (stat, v) in m["stats"].as_object().unwrap() {
+                assert_close(
+                    &format!("{file} {name} {stat}"),
+                    ours["stats"][stat].as_f64().unwrap(),
+                    v.as_f64().unwrap(),
+                );
+            }
+        }
+        // …and so equal to LLMPerf's own summary of that run.
+        let name = file.rsplit('/').next().unwrap().trim_end_matches(".json");
+        let theirs = read_json(&summary(name));
+        let ttft = metric(run, "ttft_s");
+        assert_close(
+            name,
+            ttft["stats"]["quantiles_p99"].as_f64().unwrap(),
+            number(&theirs["results_ttft_s_quantiles_p99"]),
+        );
+    }
+    let text = terminal(&[
+        "analyze",
+        &a,
+        &b,
+        "--definitions",
+        "llmperf",
+        "--salt",
+        SALT,
+    ]);
+    assert!(
+        text.contains("(--definitions llmperf): one block per input file"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{a}: 150 requests, 150 counted")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{b}: 150 requests, 53 counted")),
+        "{text}"
+    );
+}
+
+/// Without `latencies` the TPOT rests on a rebuilt latency: the run's note measures how far
+/// it is from the file's own TPOT figures, instead of calling the gap microseconds.
+#[test]
+fn vllm_rebuilt_tpot_gap_is_measured_against_the_files_own_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("result.json");
+    // TPOTs of 10 and 20 ms: mean 15, median 15, std 5; the file's own mean is 1 % above.
+    std::fs::write(
+        &file,
+        r#"{"ttfts": [0.1, 0.1], "itls": [[0.01, 0.01], [0.02, 0.02]], "output_lens": [3, 3],
+            "errors": ["", ""], "mean_tpot_ms": 15.15, "median_tpot_ms": 15.0, "std_tpot_ms": 5.0}"#,
+    )
+    .unwrap();
+    let out = ok(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let note = json["peer_figures"]["runs"][0]["notes"][0]
+        .as_str()
+        .unwrap();
+    assert!(
+        note.contains("(mean_tpot_ms, median_tpot_ms, std_tpot_ms)")
+            && note.contains("to 9.9e-3 (mean) relative off, at most 0.99010 %"),
+        "{note}"
+    );
+    // Without the file's own figures, it says there is nothing to measure against.
+    std::fs::write(
+        &file,
+        r#"{"ttfts": [0.1], "itls": [[0.01, 0.01]], "output_lens": [3], "errors": [""]}"#,
+    )
+    .unwrap();
+    let out = ok(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let note = json["peer_figures"]["runs"][0]["notes"][0]
+        .as_str()
+        .unwrap();
+    assert!(
+        note.contains("the file has none of vLLM's own TPOT figures"),
+        "{note}"
+    );
+}
+
+/// The same for vLLM, on two small results of different requests (no shared folder
+/// needed): each file's TTFT is its own, not the mean of both.
+#[test]
+fn two_vllm_runs_keep_one_block_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, ttfts: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            format!(r#"{{"ttfts": {ttfts}, "itls": [[0.01], [0.02]], "output_lens": [2, 2], "errors": ["", ""], "p90_ttft_ms": 1.0}}"#),
+        )
+        .unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (a, b) = (write("a.json", "[0.1, 0.3]"), write("b.json", "[1.0, 2.0]"));
+    let out = ok(&[
+        "analyze",
+        &a,
+        &b,
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+    ]);
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let runs = json["peer_figures"]["runs"].as_array().unwrap();
+    let mean = |r: &Value| metric(r, "ttft")["stats"]["mean"].as_f64().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_close("a", mean(&runs[0]), 200.0);
+    assert_close("b", mean(&runs[1]), 1500.0);
+    // Each file's own percentiles (`p90_ttft_ms` → p90).
+    assert!(metric(&runs[0], "ttft")["stats"].get("p90").is_some());
+    assert_eq!(runs[1]["requests"], 2);
 }
 
 #[test]
@@ -363,4 +561,74 @@ fn forcing_the_format_reads_the_same_as_detecting_it() {
         SALT,
     ]);
     assert!(forced.contains("llmperf individual responses"), "{forced}");
+}
+
+/// vLLM writes a successful request that got no output token as `output_lens` 0, `ttfts`
+/// 0.0, `itls` []: it became a 0 ms time to first token and a −0.0 ms inter-token latency,
+/// outcome ok and no flag. It has no first token, no latency and no inter-token latency,
+/// and a note counts it; vLLM's own figures (`--definitions vllm`) still count its 0.0 as
+/// vLLM does. No −0.0 is written anywhere.
+#[test]
+fn vllm_request_without_output_has_no_first_token_and_no_negative_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("result.json");
+    std::fs::write(
+        &file,
+        r#"{"ttfts": [0.0, 0.25, 0.3], "itls": [[], [0.01, 0.02], []],
+            "output_lens": [0, 3, 1], "errors": ["", "", ""], "input_lens": [5, 6, 7],
+            "mean_ttft_ms": 183.33333333333334, "p99_ttft_ms": 299.0}"#,
+    )
+    .unwrap();
+    let rows = dir.path().join("rows.jsonl");
+    let out = cli(&[
+        "analyze",
+        file.to_str().unwrap(),
+        "--definitions",
+        "vllm",
+        "--format",
+        "json",
+        "--out",
+        rows.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let named = |name: &str| {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .clone()
+    };
+    assert_eq!(named("client_time_to_first_token_ms")["n"], 2);
+    // Only the 3-token request has an inter-token latency.
+    assert_eq!(named("client_inter_token_latency_ms")["n"], 1);
+    let written = std::fs::read_to_string(&rows).unwrap();
+    let first: Value = serde_json::from_str(written.lines().next().unwrap()).unwrap();
+    for field in [
+        "client_ttft_ms",
+        "client_latency_ms",
+        "client_inter_token_latency_ms",
+    ] {
+        assert!(first[field].is_null(), "{field}: {first}");
+    }
+    assert_eq!(first["outcome"], "ok");
+    for what in [&text, &written] {
+        assert!(!what.contains("-0.0"), "{what}");
+    }
+    assert!(
+        stderr(&out).contains("1 of 3 requests vLLM counted as successful have no output token"),
+        "{}",
+        stderr(&out)
+    );
+    // vLLM's own TTFT is over the three, the 0.0 included, as its summary is.
+    let ttft = metric(&doc["peer_figures"]["runs"][0], "ttft");
+    assert_eq!(ttft["n"], 3);
+    assert_close(
+        "mean_ttft_ms",
+        ttft["stats"]["mean"].as_f64().unwrap(),
+        183.33333333333334,
+    );
 }

@@ -317,3 +317,52 @@ fn a_higress_ai_log_that_cannot_be_read_costs_its_row() {
         stderr(&out)
     );
 }
+
+/// LiteLLM spend-log datetimes lost their microseconds (4.0 ms where the timestamps give
+/// 4.583 ms), and the StandardLoggingPayload's `stream` was not read (every request's
+/// streaming unknown).
+#[test]
+fn litellm_microseconds_and_the_payloads_stream_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let spend = dir.path().join("spend.csv");
+    std::fs::write(
+        &spend,
+        "request_id,startTime,completionStartTime,endTime,api_base,status\n\
+         a,2026-11-02 10:00:00.000000,2026-11-02 10:00:00.004583,2026-11-02 10:00:00.250999,https://api.example.com,success\n",
+    )
+    .unwrap();
+    let rows = dir.path().join("rows.jsonl");
+    let out = cli(&[
+        "analyze",
+        spend.to_str().unwrap(),
+        "--format",
+        "json",
+        "--out",
+        rows.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let row: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&rows).unwrap().trim()).unwrap();
+    let close = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-9;
+    assert!(close(&row["upstream_first_chunk_ms"], 4.583), "{row}");
+    assert!(close(&row["upstream_elapsed_ms"], 250.999), "{row}");
+
+    let payload = "fixtures/litellm/synthetic_standard_logging_payload.jsonl";
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["analyze", payload, "--format", "json"])).unwrap();
+    assert_eq!(
+        doc["streaming"],
+        serde_json::json!({"streaming": 2, "non_streaming": 1, "unknown": 0})
+    );
+    let first = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "upstream_time_to_first_chunk_ms")
+        .unwrap();
+    // (412.5 + 200.0625) / 2, from epoch-second floats.
+    assert_eq!(
+        (first["n"].as_u64(), first["p50"].as_f64()),
+        (Some(2), Some(306.281))
+    );
+}

@@ -292,15 +292,28 @@ fn period_hour_gives_two_periods_and_the_trend_columns() {
     assert!(md.contains("2 periods of one hour (chosen from the span"));
 }
 
-/// A log of no request (a JSON array of none, which maps no field and so no named metric)
-/// is a report of 0 requests: its CDFs are of no metric, counted by no query, not a panic.
+/// A log of no request (a JSON array of none) holds nothing a report can be made of: it is
+/// refused naming the file (exit 2, no report written), where it was a report of 0
+/// requests.
 #[test]
-fn an_empty_array_is_a_report_of_no_requests() {
+fn an_empty_array_is_refused_not_reported() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("none.json");
     std::fs::write(&input, "[]").unwrap();
-    let md = report(dir.path(), "w.md", &[input.to_str().unwrap()]);
-    assert!(md.contains("- **Requests:** 0\n"), "{md}");
+    let out = dir.path().join("w.md");
+    let o = cli(&[
+        "report",
+        input.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("none.json: the file holds an empty JSON array (`[]`) and no row"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
 }
 
 #[test]

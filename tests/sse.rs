@@ -208,6 +208,85 @@ fn the_same_streams_give_byte_identical_output() {
     assert_eq!(ok(&args), ok(&args));
 }
 
+/// The legacy `/v1/completions` stream (vLLM's benchmark endpoint) was read as Chat
+/// Completions: every event an envelope, "first output none", though 25 text chunks came.
+#[test]
+fn legacy_completions_stream_is_read_as_completions_with_its_text() {
+    let file = "fixtures/sse/synthetic_completions_legacy.sse";
+    let doc = json(&["sse", "--format", "json", file]);
+    let s = &doc["streams"][0];
+    assert_eq!(s["api"], "completions");
+    assert_eq!(
+        (s["records"].as_u64(), s["events"].as_u64()),
+        (Some(28), Some(28))
+    );
+    let k = &s["kinds"];
+    assert_eq!(
+        (
+            k["visible_text"].as_u64(),
+            k["envelope"].as_u64(),
+            k["effective_output"].as_u64()
+        ),
+        (Some(25), Some(3), Some(0))
+    );
+    assert_eq!(s["first_effective_output"], 1);
+    assert_eq!(s["first_visible_text"], 1);
+    assert_eq!(
+        (s["input_tokens"].as_u64(), s["output_tokens"].as_u64()),
+        (Some(12), Some(25))
+    );
+    assert_eq!(
+        (s["outcome"].as_str(), s["complete"].as_bool()),
+        (Some("ok"), Some(true))
+    );
+    let out = ok(&["sse", file]);
+    assert!(
+        out.contains("api           OpenAI Completions (legacy)"),
+        "{out}"
+    );
+    assert!(out.contains("first output  record 1 "), "{out}");
+    assert!(!out.contains("lighthouse"), "content leaked: {out}");
+}
+
+/// Groq's tokens and timings are in `x_groq.usage` of its last chunk: the usage was
+/// null and the timings unread.
+#[test]
+fn groq_x_groq_usage_gives_the_tokens_and_the_providers_own_timings() {
+    let file = "fixtures/sse/synthetic_groq_chat.sse";
+    let doc = json(&["sse", "--format", "json", file]);
+    let s = &doc["streams"][0];
+    assert_eq!(s["api"], "chat_completions");
+    assert_eq!(
+        (s["input_tokens"].as_u64(), s["output_tokens"].as_u64()),
+        (Some(18), Some(6))
+    );
+    let t = &s["server_timing"];
+    assert_eq!(t["source"], "x_groq.usage");
+    assert_eq!(t["queue_time_s"], 0.061348671);
+    assert_eq!(t["prompt_time_s"], 0.000211569);
+    assert_eq!(t["completion_time_s"], 0.010909091);
+    assert_eq!(t["total_time_s"], 0.01112066);
+    let out = cli(&["sse", file]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let o = stdout(&out);
+    assert!(
+        o.contains("usage         input 18 tokens, output 6 tokens"),
+        "{o}"
+    );
+    assert!(
+        o.contains("provider      queue 61.349 ms, prompt 0.212 ms, completion 10.909 ms, total 11.121 ms (`x_groq.usage`: the provider's own timings, on its clock; not on this stream's timeline)"),
+        "{o}"
+    );
+    // Streams without such timings say nothing of them.
+    let other = json(&[
+        "sse",
+        "--format",
+        "json",
+        "fixtures/sse/synthetic_completions_legacy.sse",
+    ]);
+    assert!(other["streams"][0].get("server_timing").is_none());
+}
+
 const TIMED_CHAT: &str = "fixtures/sse/synthetic_timed_chat.sse";
 const TIMED_CUT: &str = "fixtures/sse/synthetic_timed_anthropic_cut.sse";
 

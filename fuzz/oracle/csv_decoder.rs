@@ -26,6 +26,10 @@ fn acceptable(data: &[u8], e: &Error) -> bool {
         || message.contains("only blank lines")
         // A byte-order mark alone: polars finds no header.
         || message.contains("no data: empty CSV")
+        // A header and no row: no request, as an empty file.
+        || message.contains("holds a header and no row")
+        // Binary frames of another stream format, told by their first bytes.
+        || message.contains("an AWS event-stream body")
         // Another format's magic bytes first (Parquet, gzip): read as that, failing whole.
         || data.starts_with(b"PAR1")
         || data.starts_with(&[0x1f, 0x8b])

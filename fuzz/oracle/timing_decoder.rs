@@ -32,6 +32,8 @@ fn acceptable(data: &[u8], e: &Error) -> bool {
         || message.contains("only blank lines")
         // Parquet's magic bytes first: read as Parquet, which fails as a whole.
         || data.starts_with(b"PAR1")
+        // Binary frames of another stream format, told by their first bytes.
+        || message.contains("an AWS event-stream body")
         // An Azure RequestResponse log (known by its first line) is read whole.
         || message.contains("not UTF-8 text (invalid byte at offset")
 }

@@ -1,5 +1,5 @@
 //! LLMPerf's figures (`metrics_summary` of `token_benchmark_ray.py`), over the requests of
-//! the plan:
+//! each input file (one run, one summary, as LLMPerf writes one per run):
 //! - statistics over the rows whose `error_code` is null; errored rows are counted in the
 //!   run figures only;
 //! - per metric, pandas' `quantile([.25, .5, .75, .9, .95, .99])` (type 7), `mean`, `min`,
@@ -14,7 +14,10 @@
 
 use polars::prelude::*;
 
-use super::pooled::{describe, described, ErrorCode, PeerFigures, PeerMetric, RunCounts, Stat};
+use super::pooled::{
+    describe, described, of_file, ErrorCode, PeerFigures, PeerMetric, Run, RunCounts, Stat,
+    PER_FILE,
+};
 use crate::error::Result;
 use crate::plan::Plan;
 use crate::source::llmperf::{self as adapter, ERROR_CODE, METRICS};
@@ -52,20 +55,28 @@ fn about(metric: &str) -> (&'static str, &'static str) {
 }
 
 pub fn figures(plan: &Plan) -> Result<PeerFigures> {
-    let mut frames = vec![];
-    for (i, input) in plan.inputs.iter().enumerate() {
-        frames.push(adapter::peer_frame(
-            input.read_from.read.as_path(),
-            i as u32,
-        )?);
-    }
-    let peer = match frames.len() {
-        1 => frames.pop().expect("one"),
-        _ => concat(frames, UnionArgs::default()).map_err(|e| plan.read_error(&e))?,
-    };
-    // The plan's requests (after any window) with LLMPerf's figures for them.
+    let runs = (0..plan.inputs.len())
+        .map(|i| run(plan, i))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(PeerFigures {
+        definitions: "llmperf",
+        tool: "Ray LLMPerf token_benchmark_ray.py (metrics_summary)",
+        first_token_rule: "the first chunk with a non-empty `delta.content`",
+        std: "sample (pandas Series.std, ddof 1)",
+        percentile_method: PERCENTILE_METHOD,
+        left_out: "errored requests (`error_code` set), counted in number_errors and error_rate",
+        runs_apart: PER_FILE,
+        runs,
+    })
+}
+
+/// The figures of the plan's `file`-th input.
+fn run(plan: &Plan, file: usize) -> Result<Run> {
+    let input = &plan.inputs[file];
+    let peer = adapter::peer_frame(input.read_from.read.as_path(), file as u32)?;
+    // The file's requests in the plan (after any window) with LLMPerf's figures for them.
     let keys = [col(FILE_INDEX), col(ROW_COL)];
-    let rows = plan.lf.clone().select(keys.clone()).join(
+    let rows = of_file(plan, file).select(keys.clone()).join(
         peer,
         keys.clone(),
         keys,
@@ -129,15 +140,10 @@ pub fn figures(plan: &Plan) -> Result<PeerFigures> {
     };
     let (started, errors, error_codes, metrics) = read().map_err(|e| plan.read_error(&e))?;
     let rate = (started > 0).then(|| errors as f64 / started as f64);
-    Ok(PeerFigures {
-        definitions: "llmperf",
-        tool: "Ray LLMPerf token_benchmark_ray.py (metrics_summary)",
-        first_token_rule: "the first chunk with a non-empty `delta.content`",
-        std: "sample (pandas Series.std, ddof 1)",
-        percentile_method: PERCENTILE_METHOD,
+    Ok(Run {
+        path: input.path.display().to_string(),
         requests: started,
         counted: started - errors,
-        left_out: "errored requests (`error_code` set), counted in number_errors and error_rate",
         run: Some(RunCounts {
             num_requests_started: started,
             error_rate: rate,
@@ -149,5 +155,6 @@ pub fn figures(plan: &Plan) -> Result<PeerFigures> {
         not_computed: vec![
             "mean_output_throughput_token_per_s and num_completed_requests_per_min: they divide by the run's wall-clock duration, which the individual responses do not hold".into(),
         ],
+        notes: vec![],
     })
 }

@@ -55,8 +55,9 @@ impl Definitions {
     }
 }
 
-/// A peer's own figures: AIPerf's per run (one block per file), vLLM's and LLMPerf's over
-/// the run's requests pooled. In JSON, `peer_figures`.
+/// A peer's own figures, one block per input file (a peer summarises one run per file):
+/// AIPerf's, and vLLM's and LLMPerf's over each run's requests pooled. In JSON,
+/// `peer_figures`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum Figures {

@@ -1,7 +1,12 @@
 //! The figures of the peers that summarise a run's requests pooled (vLLM, LLMPerf): the
-//! shared shape ([`PeerFigures`]) and statistics (`describe`), read from the plan (and the
-//! side frames an adapter provides, e.g. vLLM's pooled chunk gaps) with polars aggregates.
-//! `peer::vllm` and `peer::llmperf` compute each tool's figures.
+//! shared shape ([`PeerFigures`], one [`Run`] per input file) and statistics (`describe`),
+//! read from the plan (and the side frames an adapter provides, e.g. vLLM's pooled chunk
+//! gaps) with polars aggregates. `peer::vllm` and `peer::llmperf` compute each tool's
+//! figures.
+//!
+//! Each input file is one run of the peer, summarised apart: the peer writes one summary
+//! per run, and two runs pooled (their requests in one sample) give percentiles, means and
+//! counts that neither run has and no summary of the peer can be set beside.
 
 use polars::prelude::*;
 use serde::ser::SerializeMap;
@@ -9,11 +14,14 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::plan::Plan;
-use crate::source::InputFormat;
+use crate::source::{InputFormat, FILE_INDEX};
 
 use super::Definitions;
 
-/// A peer's own figures over the requests of a run.
+/// What the output says of several input files.
+pub const PER_FILE: &str = "one block per input file: each file is one run, summarised apart as the tool summarises it (runs are never pooled: their requests in one sample would give figures neither run has)";
+
+/// A peer's own figures, one block per run (input file).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PeerFigures {
     /// `vllm`, `llmperf`.
@@ -23,12 +31,21 @@ pub struct PeerFigures {
     pub first_token_rule: &'static str,
     pub std: &'static str,
     pub percentile_method: &'static str,
-    /// Requests in the run (after `--since`/`--until`).
+    /// Which requests the peer leaves out of its statistics.
+    pub left_out: &'static str,
+    /// That each file is summarised apart ([`PER_FILE`]).
+    pub runs_apart: &'static str,
+    pub runs: Vec<Run>,
+}
+
+/// One input file's figures.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Run {
+    pub path: String,
+    /// Requests in the file (after `--since`/`--until`).
     pub requests: u64,
     /// Of them, the requests the peer's statistics are over.
     pub counted: u64,
-    /// Which requests the peer leaves out of its statistics.
-    pub left_out: &'static str,
     /// Run-level counts, for a peer that reports them (LLMPerf).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<RunCounts>,
@@ -36,8 +53,17 @@ pub struct PeerFigures {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub error_codes: Vec<ErrorCode>,
     pub metrics: Vec<PeerMetric>,
-    /// Figures of the peer's own summary these inputs cannot give, each with why.
+    /// Figures of the peer's own summary this file cannot give, each with why.
     pub not_computed: Vec<String>,
+    /// What a reader should know of these figures (how far a rebuilt one was from the
+    /// peer's own, measured on this file).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The plan's rows of its `file`-th input.
+pub fn of_file(plan: &Plan, file: usize) -> LazyFrame {
+    plan.lf.clone().filter(col(FILE_INDEX).eq(lit(file as u32)))
 }
 
 /// One metric as the peer defines it.

@@ -1,5 +1,6 @@
 //! vLLM's figures (`calculate_metrics` of `benchmark_serving.py` / `vllm/benchmarks/
-//! serve.py`), over the requests of the plan:
+//! serve.py`), over the requests of each input file (one run, one summary, as vLLM writes
+//! one result per run):
 //! - only successful requests count (`errors[i]` empty); the others are left out, as vLLM
 //!   leaves them out;
 //! - TTFT per request; TPOT = (latency − ttft) / (output_len − 1) per request with
@@ -12,10 +13,13 @@
 
 use polars::prelude::*;
 
-use super::pooled::{describe, described, PeerFigures, PeerMetric, Stat};
+use super::pooled::{describe, described, of_file, PeerFigures, PeerMetric, Run, Stat, PER_FILE};
 use crate::error::Result;
 use crate::plan::Plan;
-use crate::source::vllm::{self as adapter, GAP_COL};
+use crate::source::vllm::{
+    self as adapter, GAP_COL, PEER_LATENCY_MS, PEER_OUTPUT_LEN, PEER_SUCCESS, PEER_TTFT_MS,
+};
+use crate::source::Input;
 use crate::source::{FILE_INDEX, ROW_COL};
 use crate::summary::PERCENTILE_METHOD;
 
@@ -36,90 +40,102 @@ fn stats(percentiles: &[String]) -> Vec<(String, Stat)> {
 }
 
 pub fn figures(plan: &Plan) -> Result<PeerFigures> {
-    let layouts: Vec<adapter::Layout> = plan
+    let runs = plan
         .inputs
         .iter()
-        .map(|i| adapter::layout(i.read_from.read.as_path()))
-        .collect();
-    let latencies = layouts.iter().all(|l| l.latencies);
-    // The percentiles every file reports, in the first file's order.
-    let mut percentiles: Vec<String> = layouts
-        .first()
-        .map(|l| l.percentiles.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| layouts.iter().all(|l| l.percentiles.contains(p)))
-        .collect();
-    if percentiles.is_empty() {
-        percentiles = DEFAULT_PERCENTILES.map(String::from).to_vec();
-    }
-    let stats = stats(&percentiles);
+        .enumerate()
+        .map(|(i, input)| run(plan, i, input))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(PeerFigures {
+        definitions: "vllm",
+        tool: "vLLM benchmark_serving.py / vllm bench serve (calculate_metrics)",
+        first_token_rule:
+            "the first streamed chunk with a non-empty `choices` array, even when its text is empty",
+        std: "population (np.std, ddof 0)",
+        percentile_method: PERCENTILE_METHOD,
+        left_out: "failed requests (a non-empty `errors` entry)",
+        runs_apart: PER_FILE,
+        runs,
+    })
+}
 
-    // vLLM's `success`: no error text. A file without `errors` has every outcome null,
-    // and vLLM counted every request it wrote.
-    let succeeded = col("outcome").eq(lit("ok")).or(col("outcome").is_null());
-    let ok = plan.lf.clone().filter(succeeded);
-    let mut gaps = vec![];
-    for (i, input) in plan.inputs.iter().enumerate() {
-        gaps.push(adapter::chunk_gaps(
-            input.read_from.read.as_path(),
-            i as u32,
-        )?);
-    }
-    let gaps = match gaps.len() {
-        1 => gaps.pop().expect("one"),
-        _ => concat(gaps, UnionArgs::default()).map_err(|e| plan.read_error(&e))?,
-    };
-    let keys = [col(FILE_INDEX), col(ROW_COL)];
-    let pooled = ok.clone().select(keys.clone()).join(
-        gaps,
-        keys.clone(),
-        keys,
-        JoinArgs::new(JoinType::Inner),
-    );
+/// One metric: its name, its definition, the rows it is over and its value per row.
+type Metric = (&'static str, &'static str, LazyFrame, Expr);
 
+/// vLLM's metrics over a file's successful requests (`ok`) and their chunk gaps (`gaps`).
+fn metrics(ok: &LazyFrame, gaps: LazyFrame, latencies: bool) -> Vec<Metric> {
     let latency = "latency: vLLM's `latencies` (send to the last chunk with choices)";
-    let derived = "latency: ttft + Σ itls (the file has no `latencies`): the last chunk's arrival, vLLM's own latency in current versions; in older versions the two differ by microseconds (a second clock call for the TTFT, or the end at `[DONE]`), so vLLM's own TPOT differs by that over (output tokens − 1)";
-    let mut metrics: Vec<(&str, &'static str, LazyFrame, Expr)> = vec![
+    let derived = "latency rebuilt as ttft + Σ itls (the file has no `latencies`): the arrival of the last chunk with choices, missing any time vLLM's own latency adds between that chunk and the request's end (a second clock read for the TTFT in 2025 scripts, the wait for `[DONE]` in 2024 ones), which moves each TPOT by that time over (output tokens − 1); the run's note gives the gap measured against the file's own TPOT figures";
+    let mut out: Vec<Metric> = vec![
         (
             "ttft",
             "send to the first chunk with a non-empty `choices`, per successful request",
             ok.clone(),
-            col("client_ttft_ms"),
+            col(PEER_TTFT_MS),
         ),
         (
             "tpot",
             if latencies { latency } else { derived },
-            ok.clone().filter(col("output_tokens").gt(lit(1))),
-            (col("client_latency_ms") - col("client_ttft_ms"))
-                / (col("output_tokens").cast(DataType::Float64) - lit(1.0)),
+            ok.clone().filter(col(PEER_OUTPUT_LEN).gt(lit(1))),
+            (col(PEER_LATENCY_MS) - col(PEER_TTFT_MS))
+                / (col(PEER_OUTPUT_LEN).cast(DataType::Float64) - lit(1.0)),
         ),
         (
             "itl",
             "every gap between successive chunks with choices, pooled over the successful requests",
-            pooled,
+            gaps,
             col(GAP_COL),
         ),
     ];
-    let mut not_computed = vec![];
     if latencies {
-        metrics.push((
+        out.push((
             "e2el",
             "send to the last chunk with choices (`latencies`), per successful request",
             ok.clone(),
-            col("client_latency_ms"),
+            col(PEER_LATENCY_MS),
         ));
-    } else {
-        not_computed.push(
-            "e2el: the file has no `latencies` (vLLM writes them from --save-detailed in current versions)".to_string(),
-        );
     }
+    out
+}
+
+/// The figures of the plan's `file`-th input.
+fn run(plan: &Plan, file: usize, input: &Input) -> Result<Run> {
+    let path = input.read_from.read.as_path();
+    let layout = adapter::layout(path);
+    let mut percentiles = layout.percentiles.clone();
+    if percentiles.is_empty() {
+        percentiles = DEFAULT_PERCENTILES.map(String::from).to_vec();
+    }
+    let stats = stats(&percentiles);
+    // The file's requests in the plan (after any window) with vLLM's own figures for them,
+    // as the file holds them: tracediag's canonical columns null what vLLM counts (the 0.0
+    // TTFT of a request without output), and vLLM's summary counts it.
+    let keys = [col(FILE_INDEX), col(ROW_COL)];
+    let join = |lf: LazyFrame, other: LazyFrame| {
+        lf.join(
+            other,
+            keys.clone(),
+            keys.clone(),
+            JoinArgs::new(JoinType::Inner),
+        )
+    };
+    let rows = join(
+        of_file(plan, file).select(keys.clone()),
+        adapter::peer_frame(path, file as u32)?,
+    );
+    // vLLM's `success`: no error text (every request, in a file without `errors`).
+    let ok = rows.clone().filter(col(PEER_SUCCESS));
+    let gaps = join(
+        ok.clone().select(keys.clone()),
+        adapter::chunk_gaps(path, file as u32)?,
+    );
+    let metrics = metrics(&ok, gaps, layout.latencies);
     let mut queries: Vec<LazyFrame> = metrics
         .iter()
         .map(|(_, _, rows, value)| describe(rows.clone(), value.clone(), &stats))
         .collect();
     let count = |lf: LazyFrame| lf.select([len().cast(DataType::UInt64).alias("n")]);
-    queries.push(count(plan.lf.clone()));
+    queries.push(count(rows));
     queries.push(count(ok));
     let mut out = crate::stats::collect_all(queries).map_err(|e| plan.read_error(&e))?;
     let counted = first_u64(&out.pop().expect("counted"));
@@ -139,21 +155,60 @@ pub fn figures(plan: &Plan) -> Result<PeerFigures> {
         })
         .collect::<PolarsResult<Vec<_>>>()
         .map_err(|e| plan.read_error(&e))?;
-    Ok(PeerFigures {
-        definitions: "vllm",
-        tool: "vLLM benchmark_serving.py / vllm bench serve (calculate_metrics)",
-        first_token_rule:
-            "the first streamed chunk with a non-empty `choices` array, even when its text is empty",
-        std: "population (np.std, ddof 0)",
-        percentile_method: PERCENTILE_METHOD,
+    let mut not_computed = vec![];
+    if !layout.latencies {
+        not_computed.push(
+            "e2el: the file has no `latencies` (vLLM writes them from --save-detailed in current versions)".to_string(),
+        );
+    }
+    let notes = if layout.latencies {
+        vec![]
+    } else {
+        let tpot = metrics.iter().find(|m| m.name == "tpot");
+        vec![rebuilt_gap(&adapter::own_figures(path, "tpot"), tpot)]
+    };
+    Ok(Run {
+        path: input.path.display().to_string(),
         requests,
         counted,
-        left_out: "failed requests (a non-empty `errors` entry)",
         run: None,
         error_codes: vec![],
         metrics,
         not_computed,
+        notes,
     })
+}
+
+/// How far the TPOT from the rebuilt latency is from vLLM's own figures in the file
+/// (`own`: `mean` → `mean_tpot_ms`, …), relative, over the statistics both have.
+fn rebuilt_gap(own: &[(String, f64)], tpot: Option<&PeerMetric>) -> String {
+    let gaps: Vec<(&str, f64)> = own
+        .iter()
+        .filter(|(_, theirs)| *theirs != 0.0 && theirs.is_finite())
+        .filter_map(|(stat, theirs)| {
+            let ours = tpot?.stats.get(stat)?;
+            Some((stat.as_str(), ((ours - theirs) / theirs).abs()))
+        })
+        .collect();
+    let (Some(low), Some(high)) = (
+        gaps.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
+        gaps.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+    ) else {
+        return format!(
+            "tpot rests on the rebuilt latency, and the file has none of vLLM's own TPOT figures to measure the gap against; {}",
+            adapter::REBUILT_GAP
+        );
+    };
+    let names: Vec<String> = gaps.iter().map(|(s, _)| format!("{s}_tpot_ms")).collect();
+    format!(
+        "tpot rests on the rebuilt latency: against vLLM's own figures in this file ({}) it is {:.1e} ({}) to {:.1e} ({}) relative off, at most {:.5} %",
+        names.join(", "),
+        low.1,
+        low.0,
+        high.1,
+        high.0,
+        high.1 * 100.0
+    )
 }
 
 fn first_u64(df: &DataFrame) -> u64 {

@@ -223,10 +223,21 @@ impl Renderer for Terminal {
             Some(Figures::Runs(p)) => peer_tables(p, self.0, &mut line),
             Some(Figures::Pooled(p)) => {
                 line(String::new());
-                for l in peer_lines(p) {
-                    line(l);
+                line(format!(
+                    "As {} computes it (--definitions {}): {}",
+                    p.tool, p.definitions, p.runs_apart
+                ));
+                line(format!(
+                    "first token: {}; std: {}; left out: {}",
+                    p.first_token_rule, p.std, p.left_out
+                ));
+                for r in &p.runs {
+                    line(String::new());
+                    for l in peer_lines(r) {
+                        line(l);
+                    }
+                    line(render(peer_table(r), self.0));
                 }
-                line(render(peer_table(p), self.0));
             }
             None => {}
         }
@@ -283,28 +294,25 @@ impl Renderer for Terminal {
     }
 }
 
-/// What the `--definitions` block says above its table: whose definitions, which
-/// requests count, the std flavour and the first-token rule.
-fn peer_lines(p: &pooled::PeerFigures) -> Vec<String> {
-    let mut out = vec![
-        format!(
-            "As {} computes it (--definitions {}): {} requests, {} counted; left out: {}",
-            p.tool, p.definitions, p.requests, p.counted, p.left_out
-        ),
-        format!("first token: {}; std: {}", p.first_token_rule, p.std),
-    ];
-    if let Some(r) = &p.run {
-        let codes: Vec<String> = p
+/// What a run's `--definitions` block says above its table: the file, which requests
+/// count, the run's counts, what each metric is and what is not computed.
+fn peer_lines(r: &pooled::Run) -> Vec<String> {
+    let mut out = vec![format!(
+        "{}: {} requests, {} counted",
+        r.path, r.requests, r.counted
+    )];
+    if let Some(c) = &r.run {
+        let codes: Vec<String> = r
             .error_codes
             .iter()
             .map(|c| format!("{} × {}", c.code, c.requests))
             .collect();
         out.push(format!(
             "num_requests_started {}, number_errors {}, error_rate {}, num_completed_requests {}{}",
-            r.num_requests_started,
-            r.number_errors,
-            r.error_rate.map_or("—".to_string(), sig),
-            r.num_completed_requests,
+            c.num_requests_started,
+            c.number_errors,
+            c.error_rate.map_or("—".to_string(), sig),
+            c.num_completed_requests,
             if codes.is_empty() {
                 String::new()
             } else {
@@ -312,17 +320,20 @@ fn peer_lines(p: &pooled::PeerFigures) -> Vec<String> {
             }
         ));
     }
-    for m in &p.metrics {
+    for m in &r.metrics {
         out.push(format!("{} ({}): {}", m.name, m.unit, m.definition));
     }
-    for n in &p.not_computed {
+    for n in &r.not_computed {
         out.push(format!("not computed: {n}"));
+    }
+    for n in &r.notes {
+        out.push(format!("note: {n}"));
     }
     out
 }
 
 /// One column per metric, one row per statistic (every metric of a peer has the same).
-fn peer_table(p: &pooled::PeerFigures) -> Table {
+fn peer_table(p: &pooled::Run) -> Table {
     let mut header = vec!["statistic".to_string()];
     // The units are in the lines above, one per metric.
     header.extend(p.metrics.iter().map(|m| m.name.clone()));

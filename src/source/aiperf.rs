@@ -324,12 +324,22 @@ pub fn canonical(lf: LazyFrame) -> LazyFrame {
     lf.select([
         col(REQUEST_ID).alias("request_id"),
         col(START_NS).alias("timestamp"),
-        col(TTFT).alias("client_ttft_ms"),
+        without_output(col(OSL), col(TTFT)).alias("client_ttft_ms"),
         col(LATENCY).alias("client_latency_ms"),
         col(OSL).alias("output_tokens"),
         col(ISL).alias("input_tokens"),
         outcome().alias("outcome"),
     ])
+}
+
+/// The time to first token of a record, null where its output length is 0: a request
+/// without an output token has no first token, whatever the tool wrote for it. AIPerf's
+/// own figures (`--definitions aiperf`) read the record as written.
+fn without_output(osl: Expr, ttft: Expr) -> Expr {
+    when(osl.eq(lit(0.0)).fill_null(lit(false)))
+        // Untyped: the column stays what it is (text in the CSV, parsed later).
+        .then(lit(NULL))
+        .otherwise(ttft)
 }
 
 /// `scan` then `canonical`: what the source layer reads an AIPerf file as.
@@ -363,7 +373,14 @@ fn scalars_canonical(path: &Path, repaired: Option<&spool::Spooled>) -> Result<L
     Ok(raw.select([
         text("x_request_id").alias("request_id"),
         text("request_start_ns").alias("timestamp"),
-        text("time_to_first_token_ms").alias("client_ttft_ms"),
+        without_output(
+            text("output_sequence_length")
+                .str()
+                .strip_chars(lit(NULL))
+                .cast(DataType::Float64),
+            text("time_to_first_token_ms"),
+        )
+        .alias("client_ttft_ms"),
         text("request_latency_ms").alias("client_latency_ms"),
         text("output_sequence_length").alias("output_tokens"),
         text("input_sequence_length").alias("input_tokens"),
@@ -556,6 +573,29 @@ mod tests {
             [Some("ok".into()), Some("cancelled".into())]
         );
         assert_eq!(df.width(), 7, "only the canonical columns: {df:?}");
+    }
+
+    /// A record whose output is 0 tokens has no first token: its TTFT, in the JSON lines
+    /// and in the scalars CSV, is not read as one.
+    #[test]
+    fn no_output_token_no_first_token() {
+        let lines = r#"{"metadata":{"x_request_id":"z","request_start_ns":1785315984599636207},"metrics":{"time_to_first_token":{"value":0.0,"unit":"ms"},"request_latency":{"value":12.5,"unit":"ms"},"output_sequence_length":{"value":0,"unit":"tokens"}}}
+{"metadata":{"x_request_id":"y","request_start_ns":1785315984599636208},"metrics":{"time_to_first_token":{"value":40.0,"unit":"ms"},"request_latency":{"value":90.0,"unit":"ms"},"output_sequence_length":{"value":1,"unit":"tokens"}}}
+"#;
+        let (_d, df) = frame("p.jsonl", lines);
+        assert_eq!(f64s(&df, "client_ttft_ms"), [None, Some(40.0)]);
+        assert_eq!(f64s(&df, "client_latency_ms"), [Some(12.5), Some(90.0)]);
+        let text = "session_num,request_start_ns,time_to_first_token_ms,request_latency_ms,output_sequence_length
+0,1785315831479615692,0.0,12.5,0
+1,1785315831479615693,40.0,90.0, 1
+";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scalars.csv");
+        std::fs::write(&path, text).unwrap();
+        let (lf, _) =
+            super::super::load(&[path], None, super::super::BadRowPolicy::Error, &[]).unwrap();
+        let df = lf.collect().unwrap();
+        assert_eq!(f64s(&df, "client_ttft_ms"), [None, Some(40.0)]);
     }
 
     #[test]

@@ -253,6 +253,12 @@ pub fn read(path: &Path) -> Result<super::Adapted> {
         }
     }
     let total = ts.len();
+    if total == 0 {
+        return Err(Error::input(
+            path,
+            "perf_analyzer's profile_export.json with no request in any experiment",
+        ));
+    }
     let frame = DataFrame::new(
         total,
         vec![

@@ -35,7 +35,7 @@ use polars::prelude::*;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::{FILE_INDEX, ROW_COL};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The keys that make a JSON array LLMPerf's individual responses.
 const REQUIRED: [&str; 3] = ["ttft_s", "end_to_end_latency_s", "inter_token_latency_s"];
@@ -92,8 +92,24 @@ pub fn read(path: &Path) -> Result<LazyFrame> {
     let outcome = when(col(ERROR_CODE).is_null())
         .then(lit("ok"))
         .otherwise(lit("error"));
-    Ok(read_all(path)?.lazy().select([
-        (col("ttft_s") * lit(1000.0)).alias("client_ttft_ms"),
+    // A request without an output token has no first token: LLMPerf's `ttft_s` then holds
+    // the 0 it starts from.
+    let ttft = when(
+        col("number_output_tokens")
+            .eq(lit(0.0))
+            .fill_null(lit(false)),
+    )
+    .then(lit(NULL).cast(DataType::Float64))
+    .otherwise(col("ttft_s") * lit(1000.0));
+    let all = read_all(path)?;
+    if all.height() == 0 {
+        return Err(Error::input(
+            path,
+            "LLMPerf individual responses with no response (`[]`): no request",
+        ));
+    }
+    Ok(all.lazy().select([
+        ttft.alias("client_ttft_ms"),
         (col("end_to_end_latency_s") * lit(1000.0)).alias("client_latency_ms"),
         col("number_input_tokens").alias("input_tokens"),
         col("number_output_tokens").alias("output_tokens"),
@@ -179,6 +195,34 @@ mod tests {
         let path = dir.path().join("individual.json");
         std::fs::write(&path, text).unwrap();
         (dir, path)
+    }
+
+    /// LLMPerf's ttft of a request that streamed no content is the 0 it starts from: it
+    /// was read as a 0 ms first token.
+    #[test]
+    fn no_output_token_no_first_token() {
+        let (_d, path) = write(
+            r#"[{"error_code": null, "inter_token_latency_s": 0.0, "ttft_s": 0.0,
+                 "end_to_end_latency_s": 0.4, "request_output_throughput_token_per_s": 0.0,
+                 "number_output_tokens": 0, "number_input_tokens": 10}]"#,
+        );
+        let df = read(&path).unwrap().collect().unwrap();
+        let ttft = df.column("client_ttft_ms").unwrap().f64().unwrap().get(0);
+        assert_eq!(ttft, None);
+        // LLMPerf's own figures read the row as written.
+        let peer = peer_frame(&path, 0).unwrap().collect().unwrap();
+        assert_eq!(
+            peer.column("ttft_s").unwrap().f64().unwrap().get(0),
+            Some(0.0)
+        );
+    }
+
+    /// Forced as LLMPerf, `[]` holds no request: it was a run over 0 requests, exit 0.
+    #[test]
+    fn no_response_is_no_request() {
+        let (_d, path) = write("[]");
+        let e = read(&path).err().unwrap().to_string();
+        assert!(e.contains("with no response (`[]`): no request"), "{e}");
     }
 
     #[test]

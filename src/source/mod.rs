@@ -501,6 +501,23 @@ struct Found {
     around: Option<(LazyFrame, String, (u64, u64))>,
 }
 
+/// A Parquet file's rows, from its metadata: none is an error, as a CSV header alone is (a
+/// schema is no request).
+fn parquet_rows(raw: &LazyFrame, name: &Path) -> Result<()> {
+    let n = raw
+        .clone()
+        .select([len().cast(DataType::UInt64).alias("n")])
+        .collect()
+        .map_err(|e| Error::input(name, polars_message(&e)))?;
+    if n.column("n").ok().and_then(|c| c.u64().ok()?.get(0)) == Some(0) {
+        return Err(Error::input(
+            name,
+            "the file holds a schema and no row: expected a request log",
+        ));
+    }
+    Ok(())
+}
+
 /// Read one opened input into its canonical lazy frame, or refuse it (`Error::Unusable`)
 /// when it holds nothing tracediag can time: no timing field, or no readable row.
 fn load_one(
@@ -599,6 +616,12 @@ fn load_one(
         InputFormat::AiperfCsv => rowcheck::check_csv(path, csv::separator(path), policy, None)?,
         InputFormat::JsonArray => {
             let (types, n) = rowcheck::check_json_array(path)?;
+            if n == 0 {
+                return Err(Error::input(
+                    &opened.name,
+                    "the file holds an empty JSON array (`[]`) and no row: expected a request log",
+                ));
+            }
             elements = n;
             rowcheck::Checked {
                 types,
@@ -675,10 +698,7 @@ fn load_one(
             notes.push(aiperf::CLOCK_NOTE.to_string());
             aiperf::read(path, format, repaired.as_deref())?
         }
-        InputFormat::Vllm => {
-            notes.push(vllm::note(path));
-            vllm::read(path)?
-        }
+        InputFormat::Vllm => adapted(vllm::read(path)?, &mut notes),
         InputFormat::Llmperf => {
             notes.push(llmperf::NOTE.to_string());
             llmperf::read(path)?
@@ -691,6 +711,9 @@ fn load_one(
             format!("cannot read the {format} schema: {}", polars_message(&e)),
         )
     })?;
+    if format == InputFormat::Parquet {
+        parquet_rows(&raw, &opened.name)?;
+    }
     let mapping = map_columns(&raw, &schema, path)?;
     let missing: Vec<&str> = carried
         .iter()
@@ -715,9 +738,7 @@ fn load_one(
         .filter(|(n, o, _)| *o != Origin::Absent && timing_field(n))
         .map(|(_, o, _)| o)
         .collect();
-    // An empty array is a run over no requests: nothing in it to refuse.
-    let empty = format == InputFormat::JsonArray && elements == 0;
-    if timing_origins.is_empty() && !empty {
+    if timing_origins.is_empty() {
         return Err(refuse("no timing field can be mapped".into(), columns()));
     }
     // A text log read whole is copied once (`typed_copy`), so its values are staged.
@@ -738,10 +759,9 @@ fn load_one(
     } else {
         canonical::Rows::All
     });
-    if !empty
-        && timing_origins
-            .iter()
-            .all(|o| matches!(o, Origin::JsonString(_)))
+    if timing_origins
+        .iter()
+        .all(|o| matches!(o, Origin::JsonString(_)))
         && !any_timing_value(&lf, &opened.name)?
     {
         // `other` is a JSON string, so every timing field may be inside it; none is in any row.

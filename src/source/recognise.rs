@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::sniff::Content;
-use super::InputFormat;
+use super::{vllm, InputFormat};
 
 /// A file another tool writes, known by its column names (or, for an SSE body, its form).
 struct Signature {
@@ -57,6 +57,11 @@ const SIGNATURES: &[Signature] = &[
         form: None,
         all_of: &["ttfts", "itls", "output_lens"],
         says: "this looks like a vLLM `benchmark_serving.py --save-result` JSON (per-request arrays `ttfts`, `itls`): tracediag reads it as such when it is detected, or with `--input-format vllm`",
+    },
+    Signature {
+        form: None,
+        all_of: &vllm::SUMMARY_KEYS,
+        says: vllm::SUMMARY_ONLY,
     },
     Signature {
         form: None,

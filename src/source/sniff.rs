@@ -127,6 +127,15 @@ pub fn physical(path: &Path) -> Result<Content> {
     if head.starts_with(b"PAR1") {
         return Ok(Content::Log(InputFormat::Parquet));
     }
+    if crate::sse::eventstream::looks_like(&head) {
+        return Err(Error::input(
+            path,
+            format!(
+                "expected a request log, found {}",
+                crate::sse::eventstream::REFUSAL
+            ),
+        ));
+    }
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

@@ -26,13 +26,20 @@
 //!   Older scripts (the 2025-04 sample) have no `latencies` array, read the first token's
 //!   time with a second clock call (`ttft = time.perf_counter() - st` after taking the
 //!   chunk's timestamp) and, in 2024, took the latency at `[DONE]`: there `ttft + Σ itls`
-//!   and the tool's own latency differ by microseconds. Without `latencies` the reader
-//!   writes `ttft + Σ itls` into `client_latency_ms` and the summary says so (a note
-//!   naming the file). On the sample, the TPOT it gives differs from vLLM's own by at most
-//!   8e-7 relative.
+//!   misses what the tool's own latency adds after the last chunk. Without `latencies` the
+//!   reader writes `ttft + Σ itls` into `client_latency_ms` and a note naming the file says
+//!   what is rebuilt and how far it was off on the public sample ([`REBUILT_GAP`]);
+//!   `--definitions vllm` measures it on each file against the file's own TPOT figures
+//!   ([`own_figures`]).
 //! - A failed request has `ttft` 0, `latency` 0, no gaps and `output_lens` 0 in vLLM's
 //!   output: defaults, not measurements. Such rows keep their `error` outcome and have null
 //!   timings and output tokens.
+//! - A successful request with `output_lens` 0 has no first token: its `client_ttft_ms` is
+//!   null (vLLM's `ttfts` entry is the 0.0 it starts from, or the arrival of a chunk with
+//!   empty text), and so its inter-token latency; where no chunk was timed at all (`ttfts`
+//!   0.0, no gap) its latency is that default too and null. A note counts such requests.
+//!   vLLM's own summary counts them, and `--definitions vllm` reads them as written
+//!   ([`peer_frame`]).
 //! - `start_times` (newer versions) is not read: nothing in the file ties its clock to
 //!   wall-clock time. No timestamp is read, so `--since`/`--until` select nothing here.
 //! - Arrays of different lengths, or a document that is not one JSON object, are errors
@@ -41,6 +48,7 @@
 use std::path::Path;
 
 use polars::prelude::*;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::recognise;
 use super::sniff::Content;
@@ -81,6 +89,13 @@ pub fn looks_like(keys: &[String]) -> bool {
     REQUIRED.iter().all(|k| keys.iter().any(|c| c == k))
 }
 
+/// Run-level keys every vLLM result has, with or without its per-request arrays.
+pub const SUMMARY_KEYS: [&str; 3] = ["completed", "request_throughput", "total_token_throughput"];
+
+/// What a refusal says of a vLLM result without per-request arrays: the commonest vLLM
+/// result file, since current `vllm bench serve` writes them only with --save-detailed.
+pub const SUMMARY_ONLY: &str = "this is a vLLM --save-result summary without per-request arrays (no `ttfts`, `itls`, `output_lens`): vLLM's figures over the run, not its requests; rerun the benchmark with `--save-result --save-detailed` (current `vllm bench serve` leaves the arrays out without it) and pass that file";
+
 /// The layout of the vLLM result at `path` (its key names, no values).
 pub fn layout(path: &Path) -> Layout {
     let keys = recognise::json_keys(path, Content::JsonObject);
@@ -100,6 +115,9 @@ pub fn layout(path: &Path) -> Layout {
 /// The arrays of the document at `path` named in `wanted` (those it has), as one row.
 fn read_arrays(path: &Path, wanted: &[&str]) -> Result<(DataFrame, Vec<String>)> {
     let keys = recognise::json_keys(path, Content::JsonObject);
+    if !looks_like(&keys) && SUMMARY_KEYS.iter().all(|k| keys.iter().any(|c| c == k)) {
+        return Err(Error::input(path, SUMMARY_ONLY));
+    }
     if !looks_like(&keys) {
         return Err(Error::input(
             path,
@@ -168,33 +186,71 @@ fn read_arrays(path: &Path, wanted: &[&str]) -> Result<(DataFrame, Vec<String>)>
     Ok((df, present))
 }
 
-/// One row per request, with the canonical columns of the module documentation.
-pub fn read(path: &Path) -> Result<LazyFrame> {
-    let (df, present) = read_arrays(
-        path,
-        &[
-            "ttfts",
-            "itls",
-            "latencies",
-            "input_lens",
-            "output_lens",
-            "errors",
-        ],
-    )?;
-    let has = |n: &str| present.iter().any(|p| p == n);
+/// Every array the reader reads.
+const READ: [&str; 6] = [
+    "ttfts",
+    "itls",
+    "latencies",
+    "input_lens",
+    "output_lens",
+    "errors",
+];
+
+/// The file's arrays exploded to one row per request (`FILE_INDEX` = `file`, `ROW_COL`
+/// the 1-based request), and the names of the arrays it has.
+fn requests(path: &Path, file: u32) -> Result<(LazyFrame, Vec<String>)> {
+    let (df, present) = read_arrays(path, &READ)?;
     let names: Vec<&str> = present.iter().map(String::as_str).collect();
-    let rows = df.lazy().explode(
-        cols(names),
-        ExplodeOptions {
-            empty_as_null: false,
-            keep_nulls: true,
-        },
-    );
-    let failed = if has("errors") {
+    let rows = df
+        .lazy()
+        .explode(
+            cols(names),
+            ExplodeOptions {
+                empty_as_null: false,
+                keep_nulls: true,
+            },
+        )
+        .with_row_index(ROW_COL, Some(1))
+        .with_columns([
+            lit(file).alias(FILE_INDEX),
+            col(ROW_COL).cast(DataType::Int64),
+        ]);
+    Ok((rows, present))
+}
+
+/// vLLM's `success`: an empty `errors` entry (every request, in a file without `errors`).
+fn failed(present: &[String]) -> Expr {
+    if present.iter().any(|p| p == "errors") {
         col("errors").str().len_bytes().gt(lit(0))
     } else {
         lit(false)
-    };
+    }
+}
+
+/// vLLM's end of a request, in seconds: `latencies`, else ttft + Σ itls.
+fn end_s(present: &[String]) -> Expr {
+    if present.iter().any(|p| p == "latencies") {
+        col("latencies")
+    } else {
+        col("ttfts") + col("itls").list().sum()
+    }
+}
+
+/// vLLM times no chunk of a request that got none: its `ttft` stays the 0.0 it starts at
+/// and it has no gap, so its latency is that default too.
+fn no_chunk_timed() -> Expr {
+    col("ttfts")
+        .eq(lit(0.0))
+        .and(col("itls").list().len().eq(lit(0)))
+        .fill_null(lit(false))
+}
+
+/// One row per request, with the canonical columns of the module documentation, and what
+/// the run should note about the file.
+pub fn read(path: &Path) -> Result<super::Adapted> {
+    let (rows, present) = requests(path, 0)?;
+    let has = |n: &str| present.iter().any(|p| p == n);
+    let failed = failed(&present);
     let outcome = if has("errors") {
         when(col("errors").is_null())
             .then(lit(NULL).cast(DataType::String))
@@ -204,19 +260,25 @@ pub fn read(path: &Path) -> Result<LazyFrame> {
     } else {
         lit(NULL).cast(DataType::String)
     };
-    let measured = |e: Expr| {
-        when(failed.clone())
+    let unless = |null_when: Expr, e: Expr| {
+        when(null_when.fill_null(lit(false)))
             .then(lit(NULL).cast(DataType::Float64))
             .otherwise(e)
     };
-    let end_s = if has("latencies") {
-        col("latencies")
-    } else {
-        col("ttfts") + col("itls").list().sum()
-    };
+    // A request without an output token has no first token; vLLM's 0.0 (or the arrival of
+    // a chunk whose text was empty) is no such time.
+    let no_output = col("output_lens").eq(lit(0));
     let mut columns = vec![
-        measured(col("ttfts") * lit(1000.0)).alias("client_ttft_ms"),
-        measured(end_s * lit(1000.0)).alias("client_latency_ms"),
+        unless(
+            failed.clone().or(no_output.clone()),
+            col("ttfts") * lit(1000.0),
+        )
+        .alias("client_ttft_ms"),
+        unless(
+            failed.clone().or(no_chunk_timed()),
+            end_s(&present) * lit(1000.0),
+        )
+        .alias("client_latency_ms"),
         when(failed.clone())
             .then(lit(NULL).cast(DataType::Int64))
             .otherwise(col("output_lens"))
@@ -226,8 +288,68 @@ pub fn read(path: &Path) -> Result<LazyFrame> {
     if has("input_lens") {
         columns.push(col("input_lens").alias("input_tokens"));
     }
-    Ok(rows.select(columns))
+    let counts = rows
+        .clone()
+        .select([
+            len().cast(DataType::UInt64).alias("requests"),
+            failed
+                .not()
+                .and(no_output.fill_null(lit(false)))
+                .sum()
+                .cast(DataType::UInt64)
+                .alias("without_output"),
+        ])
+        .collect()
+        .map_err(|e| Error::input(path, polars_message(&e)))?;
+    let count = |c: &str| {
+        counts
+            .column(c)
+            .ok()
+            .and_then(|c| c.u64().ok()?.get(0))
+            .unwrap_or(0)
+    };
+    if count("requests") == 0 {
+        return Err(Error::input(
+            path,
+            "a vLLM result whose per-request arrays are empty: no request",
+        ));
+    }
+    let mut notes = vec![note(path)];
+    let without = count("without_output");
+    if without > 0 {
+        notes.push(format!(
+            "{without} of {} requests vLLM counted as successful have no output token (`output_lens` 0): their client_ttft_ms is null (vLLM's own TTFT counts their `ttfts` entry, a 0.0 when no chunk came), so they have no inter-token latency, and client_latency_ms is null where no chunk was timed; --definitions vllm counts them as vLLM does",
+            count("requests")
+        ));
+    }
+    Ok(super::Adapted {
+        frame: rows.select(columns),
+        notes,
+    })
 }
+
+/// vLLM's per-request figures as the file holds them, for `--definitions vllm`: one row
+/// per request (`FILE_INDEX` = `file`, `ROW_COL` the 1-based request, as in the canonical
+/// frame) with [`PEER_SUCCESS`], [`PEER_TTFT_MS`], [`PEER_LATENCY_MS`] and
+/// [`PEER_OUTPUT_LEN`], unchanged: vLLM's summary counts a successful request's
+/// `ttfts` entry whatever it holds, where tracediag's own figures have none.
+pub fn peer_frame(path: &Path, file: u32) -> Result<LazyFrame> {
+    let (rows, present) = requests(path, file)?;
+    Ok(rows.select([
+        col(FILE_INDEX),
+        col(ROW_COL),
+        failed(&present).not().alias(PEER_SUCCESS),
+        (col("ttfts") * lit(1000.0)).alias(PEER_TTFT_MS),
+        (end_s(&present) * lit(1000.0)).alias(PEER_LATENCY_MS),
+        col("output_lens").alias(PEER_OUTPUT_LEN),
+    ]))
+}
+
+/// Columns of [`peer_frame`].
+pub const PEER_SUCCESS: &str = "vllm_success";
+pub const PEER_TTFT_MS: &str = "vllm_ttft_ms";
+pub const PEER_LATENCY_MS: &str = "vllm_latency_ms";
+pub const PEER_OUTPUT_LEN: &str = "vllm_output_len";
 
 /// Every gap between successive chunks (`itls`), in ms, one row per gap: `FILE_INDEX` =
 /// `file`, `ROW_COL` = the 1-based request it belongs to (the row the canonical frame gives
@@ -262,13 +384,105 @@ pub fn chunk_gaps(path: &Path, file: u32) -> Result<LazyFrame> {
 /// what was derived.
 pub fn note(path: &Path) -> String {
     let latency = if layout(path).latencies {
-        "client_latency_ms is vLLM's `latencies` (its last chunk with choices)"
+        "client_latency_ms is vLLM's `latencies` (its last chunk with choices)".to_string()
     } else {
-        "the file has no `latencies`, so client_latency_ms is derived: ttft + Σ itls, the last chunk's arrival (vLLM's own latency in current versions; in older ones the two differ by microseconds)"
+        format!("the file has no `latencies`, so client_latency_ms is rebuilt as ttft + Σ itls: the arrival of the last chunk with choices, missing any time vLLM's own latency adds between that chunk and the request's end (none in current vLLM, whose latency is that arrival; a second clock read for the TTFT in 2025 scripts; the wait for `[DONE]` in 2024 ones); {REBUILT_GAP}; --definitions vllm measures the gap on this file against its own TPOT figures")
     };
     format!(
         "vLLM benchmark client figures, counted from the client's send (c0): client_ttft_ms follows vLLM's first-token rule (the first chunk with a non-empty `choices`, even when its text is empty); {latency}; the client table (rules/client.toml) classifies the requests on that clock (--definitions vllm gives vLLM's own figures)"
     )
+}
+
+/// How far a TPOT from the rebuilt latency was from vLLM's own, measured on the one public
+/// result without `latencies` (`tests/bench_exports.rs` checks the figures). A file whose
+/// script ended its latency at `[DONE]` was not found, so its gap is not known.
+pub const REBUILT_GAP: &str = "on a public vLLM 2025-04 result (benchmark_serving.py, 200 requests) the TPOT from this latency was 1.9e-8 to 7.8e-7 relative off vLLM's own (median, mean, p99, std: at most 0.00008 %); a script that ends the latency at `[DONE]` would be off by that wait over (output tokens − 1), not measured on any public file";
+
+/// vLLM's own figures of `metric` in the file at `path` (`mean_tpot_ms`, `median_tpot_ms`,
+/// `std_tpot_ms`, `p99_tpot_ms` for `tpot`), by statistic (`mean`, `p99`), in the file's
+/// order: the top-level numbers keyed `<stat>_<metric>_ms`. The arrays are skipped unread.
+pub fn own_figures(path: &Path, metric: &str) -> Vec<(String, f64)> {
+    let Ok(file) = std::fs::File::open(path) else {
+        return vec![];
+    };
+    let mut numbers = vec![];
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    // A document cut short keeps what was read before the cut.
+    let _ = de.deserialize_map(TopNumbers(&mut numbers));
+    let suffix = format!("_{metric}_ms");
+    numbers
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.strip_suffix(&suffix)?.to_string(), v)))
+        .collect()
+}
+
+/// Collects the top-level keys of an object whose values are numbers.
+struct TopNumbers<'a>(&'a mut Vec<(String, f64)>);
+
+impl<'de> Visitor<'de> for TopNumbers<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        while let Some(k) = map.next_key::<String>()? {
+            if let MaybeNumber(Some(v)) = map.next_value()? {
+                self.0.push((k, v));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A value that is a number, or any other value skipped as it is parsed (an array of
+/// generated texts is never held).
+struct MaybeNumber(Option<f64>);
+
+impl<'de> Deserialize<'de> for MaybeNumber {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(MaybeNumberVisitor)
+    }
+}
+
+struct MaybeNumberVisitor;
+
+impl<'de> Visitor<'de> for MaybeNumberVisitor {
+    type Value = MaybeNumber;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(Some(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(Some(v as f64)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(Some(v as f64)))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(None))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(None))
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<MaybeNumber, E> {
+        Ok(MaybeNumber(None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<MaybeNumber, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MaybeNumber(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<MaybeNumber, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(MaybeNumber(None))
+    }
 }
 
 #[cfg(test)]
@@ -289,10 +503,14 @@ mod tests {
         "errors": ["", "", "Traceback SECRET-ERROR"],
         "mean_ttft_ms": 375.0, "p99_ttft_ms": 1.0, "p99.9_ttft_ms": 2.0}"#;
 
+    fn frame(path: &Path) -> DataFrame {
+        read(path).unwrap().frame.collect().unwrap()
+    }
+
     #[test]
     fn one_row_per_request_in_ms_with_failures_null_and_no_text() {
         let (_d, path) = write(RESULT);
-        let df = read(&path).unwrap().collect().unwrap();
+        let df = frame(&path);
         assert_eq!(
             df.get_column_names()
                 .iter()
@@ -344,7 +562,7 @@ mod tests {
         let (_d, path) = write(
             r#"{"ttfts": [0.25], "itls": [[0.01]], "latencies": [0.3], "output_lens": [2], "errors": [""]}"#,
         );
-        let df = read(&path).unwrap().collect().unwrap();
+        let df = frame(&path);
         let v = df
             .column("client_latency_ms")
             .unwrap()
@@ -354,6 +572,62 @@ mod tests {
         assert_eq!(v, Some(300.0));
         assert!(df.column("input_tokens").is_err());
         assert!(layout(&path).latencies);
+    }
+
+    /// vLLM writes a successful request that got no output token as `output_lens` 0,
+    /// `ttfts` 0.0, `itls` []: it was read as a 0 ms first token and a 0 ms latency, whose
+    /// inter-token latency came out as -0.0 ms. None of them is a measurement.
+    #[test]
+    fn output_len_0_has_no_first_token_and_no_latency() {
+        let (_d, path) = write(
+            r#"{"ttfts": [0.0, 0.2, 0.25], "itls": [[], [0.05], [0.01, 0.02]],
+                "output_lens": [0, 0, 3], "errors": ["", "", ""]}"#,
+        );
+        let adapted = read(&path).unwrap();
+        let df = adapted.frame.collect().unwrap();
+        let f =
+            |c: &str| -> Vec<Option<f64>> { df.column(c).unwrap().f64().unwrap().iter().collect() };
+        assert_eq!(f("client_ttft_ms"), [None, None, Some(250.0)]);
+        // The second got chunks (with empty text): its end is a measurement.
+        let latency = f("client_latency_ms");
+        assert_eq!(latency[0], None);
+        assert!((latency[1].unwrap() - 250.0).abs() < 1e-9, "{latency:?}");
+        let outcome: Vec<Option<&str>> = df
+            .column("outcome")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(outcome, [Some("ok"); 3]);
+        assert!(
+            adapted.notes[1].starts_with(
+                "2 of 3 requests vLLM counted as successful have no output token (`output_lens` 0)"
+            ),
+            "{:?}",
+            adapted.notes
+        );
+        // vLLM's own figures keep what vLLM counts.
+        let peer = peer_frame(&path, 0).unwrap().collect().unwrap();
+        let ttft: Vec<Option<f64>> = peer
+            .column(PEER_TTFT_MS)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(ttft, [Some(0.0), Some(200.0), Some(250.0)]);
+    }
+
+    /// A result of empty arrays holds no request: it was a run over 0 requests, exit 0.
+    #[test]
+    fn empty_arrays_are_no_request() {
+        let (_d, path) = write(r#"{"ttfts": [], "itls": [], "output_lens": [], "errors": []}"#);
+        let e = read(&path).err().unwrap().to_string();
+        assert!(
+            e.contains("per-request arrays are empty: no request"),
+            "{e}"
+        );
     }
 
     #[test]

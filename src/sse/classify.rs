@@ -16,6 +16,9 @@ pub enum Api {
     /// OpenAI Chat Completions (`data:` chunks, `data: [DONE]`), and the many servers that
     /// speak it (OpenRouter, vLLM, DeepSeek).
     ChatCompletions,
+    /// OpenAI's legacy Completions (`/v1/completions`: `"object": "text_completion"`,
+    /// `choices[].text`, `data: [DONE]`): what vLLM's own benchmark streams.
+    Completions,
     /// OpenAI Responses (`event: response.*`).
     Responses,
     /// Anthropic Messages (`event: message_start` … `message_stop`).
@@ -25,9 +28,25 @@ pub enum Api {
 }
 
 impl Api {
+    pub const ALL: [Api; 5] = [
+        Api::ChatCompletions,
+        Api::Completions,
+        Api::Responses,
+        Api::AnthropicMessages,
+        Api::Gemini,
+    ];
+
+    /// Every API's name, as a refusal lists them: `a, b, … or e`.
+    pub fn all_names() -> String {
+        let names = Api::ALL.map(Api::name);
+        let (last, rest) = names.split_last().expect("several APIs");
+        format!("{} or {last}", rest.join(", "))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Api::ChatCompletions => "OpenAI Chat Completions",
+            Api::Completions => "OpenAI Completions (legacy)",
             Api::Responses => "OpenAI Responses",
             Api::AnthropicMessages => "Anthropic Messages",
             Api::Gemini => "Gemini alt=sse",
@@ -37,7 +56,7 @@ impl Api {
     /// The event that ends a stream of this API, as a refusal or note names it.
     pub fn terminal(self) -> &'static str {
         match self {
-            Api::ChatCompletions => "`data: [DONE]` or a `finish_reason`",
+            Api::ChatCompletions | Api::Completions => "`data: [DONE]` or a `finish_reason`",
             Api::Responses => "`response.completed`, `response.incomplete` or `response.failed`",
             Api::AnthropicMessages => "`message_stop`",
             Api::Gemini => "a candidate's `finishReason`",
@@ -89,13 +108,34 @@ pub struct Usage {
     pub output_tokens: Option<u64>,
 }
 
+/// A provider's own timing of the request, as its last chunk reports it (Groq's
+/// `x_groq.usage`): seconds measured on the provider's clock, from when it took the
+/// request in. No point of the stream's timeline (t0 is the client's send, and the two
+/// clocks share no origin), so they are reported beside it, as the provider's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ServerTiming {
+    /// Where the figures were read.
+    pub source: &'static str,
+    /// Time the request waited in the provider's queue.
+    pub queue_time_s: Option<f64>,
+    /// Time the provider spent on the prompt (prefill).
+    pub prompt_time_s: Option<f64>,
+    /// Time the provider spent generating the output.
+    pub completion_time_s: Option<f64>,
+    /// The provider's total for the request (its prompt and completion times; Groq's
+    /// figures leave the queue out).
+    pub total_time_s: Option<f64>,
+}
+
 /// One event, classified.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Classified {
     pub kind: Option<Kind>,
     /// The event ends the stream.
     pub terminal: bool,
     pub usage: Usage,
+    /// The provider's own timings, when the event carries them.
+    pub server: Option<ServerTiming>,
     pub model: Option<String>,
     /// The response's id (`chatcmpl-…`, `resp_…`, `msg_…`, Gemini's `responseId`).
     pub id: Option<String>,
@@ -147,8 +187,18 @@ pub fn detect(name: Option<&str>, v: &Value) -> Option<Api> {
         }
         return None;
     }
-    if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
-        || v.get("choices").is_some_and(Value::is_array)
+    // Told before Chat Completions, whose test below (any `choices` array) would take it:
+    // a legacy chunk's choices carry `text` where a chat chunk's carry `delta`.
+    let choices = v.get("choices").and_then(Value::as_array);
+    if v.get("object").and_then(Value::as_str) == Some("text_completion")
+        || choices.is_some_and(|c| {
+            c.iter()
+                .any(|c| c.get("text").is_some() && c.get("delta").is_none())
+        })
+    {
+        return Some(Api::Completions);
+    }
+    if v.get("object").and_then(Value::as_str) == Some("chat.completion.chunk") || choices.is_some()
     {
         return Some(Api::ChatCompletions);
     }
@@ -169,7 +219,7 @@ pub fn classify(api: Api, name: Option<&str>, payload: Payload<'_>) -> Classifie
         Payload::Done => {
             return Classified {
                 kind: Some(Kind::Envelope),
-                terminal: api == Api::ChatCompletions,
+                terminal: matches!(api, Api::ChatCompletions | Api::Completions),
                 ..Default::default()
             }
         }
@@ -183,6 +233,7 @@ pub fn classify(api: Api, name: Option<&str>, payload: Payload<'_>) -> Classifie
     }
     match api {
         Api::ChatCompletions => chat(v),
+        Api::Completions => completions(v),
         Api::Responses => responses(name, v),
         Api::AnthropicMessages => anthropic(name, v),
         Api::Gemini => gemini(v),
@@ -231,11 +282,57 @@ fn chat(v: &Value) -> Classified {
                 .any(|t| !text(t.get("function").and_then(|f| f.get("arguments"))).is_empty())
             || !text(d.get("function_call").and_then(|f| f.get("arguments"))).is_empty()
     });
-    let finished = choices
+    choices_chunk(v, visible, effective)
+}
+
+/// A legacy Completions chunk: a choice's non-empty `text` is visible text (the endpoint
+/// has no reasoning or tool-call fields); an empty one, a usage chunk (`choices: []`) and
+/// the finish chunk without text are envelope.
+fn completions(v: &Value) -> Classified {
+    let visible = v
+        .get("choices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| !text(c.get("text")).is_empty());
+    choices_chunk(v, visible, false)
+}
+
+/// What Chat Completions and legacy Completions chunks share: an `error` object, a
+/// choice's `finish_reason` ending the stream, `usage` with OpenAI's token names, the
+/// model and the id. Groq puts its usage in its own `x_groq.usage` (OpenAI's token names
+/// beside its timings, in the last chunk): read where the chunk has no `usage` of its own.
+fn choices_chunk(v: &Value, visible: bool, effective: bool) -> Classified {
+    let finished = v
+        .get("choices")
+        .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .any(|c| c.get("finish_reason").is_some_and(|f| !f.is_null()));
-    let usage = v.get("usage").filter(|u| u.is_object());
+    let groq = v
+        .get("x_groq")
+        .and_then(|x| x.get("usage"))
+        .filter(|u| u.is_object());
+    let usage = v.get("usage").filter(|u| u.is_object()).or(groq);
+    let seconds = |k: &str| {
+        groq.and_then(|u| u.get(k))
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite())
+    };
+    let server = groq
+        .map(|_| ServerTiming {
+            source: "x_groq.usage",
+            queue_time_s: seconds("queue_time"),
+            prompt_time_s: seconds("prompt_time"),
+            completion_time_s: seconds("completion_time"),
+            total_time_s: seconds("total_time"),
+        })
+        .filter(|t| {
+            t.queue_time_s.is_some()
+                || t.prompt_time_s.is_some()
+                || t.completion_time_s.is_some()
+                || t.total_time_s.is_some()
+        });
     Classified {
         kind: Some(if has_error(v) {
             Kind::Error
@@ -251,6 +348,7 @@ fn chat(v: &Value) -> Classified {
             input_tokens: count(usage.and_then(|u| u.get("prompt_tokens"))),
             output_tokens: count(usage.and_then(|u| u.get("completion_tokens"))),
         },
+        server,
         model: string(v.get("model")),
         id: string(v.get("id")),
     }
@@ -288,6 +386,7 @@ fn responses(name: Option<&str>, v: &Value) -> Classified {
             input_tokens: count(usage.and_then(|u| u.get("input_tokens"))),
             output_tokens: count(usage.and_then(|u| u.get("output_tokens"))),
         },
+        server: None,
         model: string(response.and_then(|r| r.get("model"))),
         id: string(response.and_then(|r| r.get("id"))),
     }
@@ -388,6 +487,7 @@ fn gemini(v: &Value) -> Classified {
             input_tokens: count(u.and_then(|u| u.get("promptTokenCount"))),
             output_tokens,
         },
+        server: None,
         model: string(v.get("modelVersion")),
         id: string(v.get("responseId")),
     }
@@ -434,6 +534,94 @@ mod tests {
             ),
             Kind::Error
         );
+    }
+
+    /// The legacy `/v1/completions` stream vLLM's benchmark reads was taken for Chat
+    /// Completions, every chunk an envelope: its text is in `choices[].text`, not a delta.
+    #[test]
+    fn legacy_completions_text_is_visible_output() {
+        let chunk = |text: &str, finish: Value| {
+            json!({"id": "cmpl-1", "object": "text_completion", "model": "m",
+                   "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}],
+                   "usage": null})
+        };
+        assert_eq!(
+            detect(None, &chunk(" the", Value::Null)),
+            Some(Api::Completions)
+        );
+        // Without `object` (some servers leave it out), a choice's `text` still tells.
+        assert_eq!(
+            detect(None, &json!({"choices": [{"text": "a", "index": 0}]})),
+            Some(Api::Completions)
+        );
+        assert_eq!(
+            detect(None, &json!({"choices": [{"delta": {"content": "a"}}]})),
+            Some(Api::ChatCompletions)
+        );
+        let k = |v: Value| kind(Api::Completions, None, v);
+        assert_eq!(k(chunk(" the", Value::Null)), Kind::VisibleText);
+        assert_eq!(k(chunk("", Value::Null)), Kind::Envelope);
+        let last = classify(
+            Api::Completions,
+            None,
+            Payload::Json(&chunk(".", json!("length"))),
+        );
+        assert_eq!((last.kind, last.terminal), (Some(Kind::VisibleText), true));
+        assert_eq!(
+            (last.model.as_deref(), last.id.as_deref()),
+            (Some("m"), Some("cmpl-1"))
+        );
+        let usage = json!({"object": "text_completion", "choices": [],
+                           "usage": {"prompt_tokens": 12, "completion_tokens": 25}});
+        let u = classify(Api::Completions, None, Payload::Json(&usage));
+        assert_eq!(u.kind, Some(Kind::Envelope));
+        assert_eq!(
+            u.usage,
+            Usage {
+                input_tokens: Some(12),
+                output_tokens: Some(25)
+            }
+        );
+        assert!(classify(Api::Completions, None, Payload::Done).terminal);
+    }
+
+    /// Groq's last chunk carries its usage in `x_groq.usage`, beside its own timings in
+    /// seconds; neither was read.
+    #[test]
+    fn groq_x_groq_usage_is_the_usage_and_its_timings_the_providers() {
+        let last = json!({"object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "x_groq": {"id": "req_1", "usage": {"queue_time": 0.061348671, "prompt_tokens": 18,
+                "prompt_time": 0.000211569, "completion_tokens": 439,
+                "completion_time": 0.798181818, "total_tokens": 457, "total_time": 0.798393387}}});
+        let c = classify(Api::ChatCompletions, None, Payload::Json(&last));
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: Some(18),
+                output_tokens: Some(439)
+            }
+        );
+        assert_eq!(
+            c.server,
+            Some(ServerTiming {
+                source: "x_groq.usage",
+                queue_time_s: Some(0.061348671),
+                prompt_time_s: Some(0.000211569),
+                completion_time_s: Some(0.798181818),
+                total_time_s: Some(0.798393387),
+            })
+        );
+        // The first chunk's `x_groq` holds an id alone: no usage, no timing.
+        let first = json!({"choices": [{"delta": {"role": "assistant", "content": ""}}],
+                           "x_groq": {"id": "req_1"}});
+        let c = classify(Api::ChatCompletions, None, Payload::Json(&first));
+        assert_eq!((c.usage, c.server), (Usage::default(), None));
+        // A top-level `usage` is the chunk's own and wins.
+        let both = json!({"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2},
+                          "x_groq": {"usage": {"prompt_tokens": 18, "completion_tokens": 439}}});
+        let c = classify(Api::ChatCompletions, None, Payload::Json(&both));
+        assert_eq!(c.usage.output_tokens, Some(2));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod capture;
 pub mod classify;
+pub mod eventstream;
 pub mod report;
 pub mod rows;
 pub mod timeline;

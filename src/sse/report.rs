@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::classify::Kind;
+use super::classify::{Kind, ServerTiming};
 use super::timeline::Stream;
 use crate::report::{fit, render, table, Width};
 
@@ -43,6 +43,13 @@ pub fn terminal(streams: &[Stream], width: Width) -> String {
             or_dash(s.input_tokens),
             or_dash(s.output_tokens),
         ));
+        if let Some(t) = &s.server_timing {
+            out.push_str(&format!(
+                "  provider      {} (`{}`: the provider's own timings, on its clock; not on this stream's timeline)\n",
+                server_timing(t),
+                t.source
+            ));
+        }
         let mut t = table(&["kind", "records"], [1]);
         for k in Kind::ALL {
             t.add_row(vec![k.name().to_string(), s.kinds.get(k).to_string()]);
@@ -51,6 +58,20 @@ pub fn terminal(streams: &[Stream], width: Width) -> String {
         out.push('\n');
     }
     fit(&out, width)
+}
+
+/// The provider's timings in ms (it writes seconds), those it gave.
+fn server_timing(t: &ServerTiming) -> String {
+    let parts: Vec<String> = [
+        ("queue", t.queue_time_s),
+        ("prompt", t.prompt_time_s),
+        ("completion", t.completion_time_s),
+        ("total", t.total_time_s),
+    ]
+    .into_iter()
+    .filter_map(|(name, s)| s.map(|s| format!("{name} {:.3} ms", s * 1000.0)))
+    .collect();
+    parts.join(", ")
 }
 
 #[derive(Serialize)]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::capture::{self, Line};
-use super::classify::{self, Api, Classified, Kind, Payload};
+use super::classify::{self, Api, Classified, Kind, Payload, ServerTiming};
 use super::wire::{self, Body, Record};
 use crate::error::{Error, Result};
 
@@ -105,6 +105,10 @@ pub struct Stream {
     /// where it repeats); never a count of events.
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// The provider's own timings of the request (Groq's `x_groq.usage`), the last a
+    /// stream carries: on its clock, never a point of this stream's timeline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_timing: Option<ServerTiming>,
     pub model: Option<String>,
     pub request_id: Option<String>,
     /// What a reader should know: a missing terminal event, a cut-off last event.
@@ -116,6 +120,13 @@ pub struct Stream {
 /// Read and classify the stream in `path`.
 pub fn read(path: &Path) -> Result<Stream> {
     let bytes = std::fs::read(path).map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    // Told before the UTF-8 check: a frame's bytes may happen to be valid UTF-8.
+    if super::eventstream::looks_like(&bytes) {
+        return Err(Error::input(
+            path,
+            format!("not an SSE stream: {}", super::eventstream::REFUSAL),
+        ));
+    }
     let text = match std::str::from_utf8(&bytes) {
         Ok(t) => t,
         Err(e) => {
@@ -248,47 +259,53 @@ fn build(path: &Path, text: &str) -> Result<Stream> {
         Body::Event(e) => e.name.clone(),
         Body::Comment(_) => None,
     };
-    let api = kept
-        .iter()
-        .find_map(|(r, p)| match p {
-            Some(Read::Json(v)) => classify::detect(name_of(r).as_deref(), v),
-            _ => None,
-        })
-        .ok_or_else(|| {
-            let mut names: Vec<String> = kept.iter().filter_map(|(r, _)| name_of(r)).collect();
-            names.sort();
-            names.dedup();
-            // Names only, and a few of them, cut short: a file of anything could name
-            // its events anything.
-            let more = names.len().saturating_sub(NAMES_SHOWN);
-            names.truncate(NAMES_SHOWN);
-            let mut names: Vec<String> = names
-                .iter()
-                .map(|n| {
-                    let mut s: String = n.chars().take(NAME_CHARS).flat_map(char::escape_debug).collect();
-                    if n.chars().count() > NAME_CHARS {
-                        s.push('…');
-                    }
-                    s
-                })
-                .collect();
-            if more > 0 {
-                names.push(format!("… ({more} more)"));
-            }
-            let events = kept.iter().filter(|(_, p)| p.is_some()).count();
-            Error::input(
-                path,
-                format!(
-                    "an SSE stream, but none of its {events} events is one of OpenAI Chat Completions, OpenAI Responses, Anthropic Messages or Gemini alt=sse (event names: {})",
+    let api =
+        kept.iter()
+            .find_map(|(r, p)| match p {
+                Some(Read::Json(v)) => classify::detect(name_of(r).as_deref(), v),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                let mut names: Vec<String> = kept.iter().filter_map(|(r, _)| name_of(r)).collect();
+                names.sort();
+                names.dedup();
+                // Names only, and a few of them, cut short: a file of anything could name
+                // its events anything.
+                let more = names.len().saturating_sub(NAMES_SHOWN);
+                names.truncate(NAMES_SHOWN);
+                let mut names: Vec<String> = names
+                    .iter()
+                    .map(|n| {
+                        let mut s: String = n
+                            .chars()
+                            .take(NAME_CHARS)
+                            .flat_map(char::escape_debug)
+                            .collect();
+                        if n.chars().count() > NAME_CHARS {
+                            s.push('…');
+                        }
+                        s
+                    })
+                    .collect();
+                if more > 0 {
+                    names.push(format!("… ({more} more)"));
+                }
+                let events = kept.iter().filter(|(_, p)| p.is_some()).count();
+                Error::input(
+                    path,
+                    format!(
+                    "an SSE stream, but none of its {events} events is one of {} (event names: {})",
+                    Api::all_names(),
                     if names.is_empty() { "none".to_string() } else { names.join(", ") }
                 ),
-            )
-        })?;
+                )
+            })?;
 
     let mut kinds = Counts::default();
     let mut first_effective_output = None;
     let mut first_visible_text = None;
     let (mut input_tokens, mut output_tokens) = (None, None);
+    let mut server_timing = None;
     let (mut model, mut request_id, mut sse_id) = (None, None, None);
     let mut complete = false;
     let mut events = 0;
@@ -337,6 +354,7 @@ fn build(path: &Path, text: &str) -> Result<Stream> {
         }
         input_tokens = c.usage.input_tokens.or(input_tokens);
         output_tokens = c.usage.output_tokens.or(output_tokens);
+        server_timing = c.server.or(server_timing);
         if model.is_none() {
             model.clone_from(&c.model);
         }
@@ -368,6 +386,12 @@ fn build(path: &Path, text: &str) -> Result<Stream> {
             ));
         };
         check_times(path, &lines.lines, sent_ns)?;
+        if let Some(t) = &server_timing {
+            notes.push(format!(
+                "the provider's own timings (`{}`) are not in the row: they are on its clock, not counted from the send time",
+                t.source
+            ));
+        }
         let ms = |t: Option<Option<i64>>| t.flatten().map(|ns| (ns - sent_ns) as f64 / 1e6);
         Some(Timing {
             sent_ns,
@@ -396,6 +420,7 @@ fn build(path: &Path, text: &str) -> Result<Stream> {
         first_visible_text,
         input_tokens,
         output_tokens,
+        server_timing,
         model,
         request_id: request_id.or(sse_id),
         notes,
@@ -467,6 +492,27 @@ mod tests {
         );
         let s = stream(&text);
         assert_eq!((s.input_tokens, s.output_tokens), (Some(5), Some(9)));
+    }
+
+    /// Groq's timings are on its clock: a timed capture's row never holds them, and the
+    /// note says where they went.
+    #[test]
+    fn groq_timings_stay_off_the_timeline_of_a_timed_capture() {
+        let last = r#"data: {"object":"chat.completion.chunk","choices":[{"delta":{},"finish_reason":"stop"}],"x_groq":{"usage":{"queue_time":0.5,"prompt_tokens":3,"completion_tokens":1,"total_time":0.25}}}"#;
+        let text = format!("10 : sent 10\n10 \n11 {CHUNK}\n11 \n12 {last}\n12 \n");
+        let s = stream(&text);
+        assert_eq!((s.input_tokens, s.output_tokens), (Some(3), Some(1)));
+        let t = s.server_timing.unwrap();
+        assert_eq!((t.queue_time_s, t.total_time_s), (Some(0.5), Some(0.25)));
+        assert_eq!(s.timing.unwrap().upstream_done_ms, Some(2000.0));
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n
+                    .contains("the provider's own timings (`x_groq.usage`) are not in the row")),
+            "{:?}",
+            s.notes
+        );
     }
 
     #[test]

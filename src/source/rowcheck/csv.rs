@@ -103,6 +103,14 @@ fn check_in_blocks(
         }
         Ok(())
     })?;
+    // A header alone is no request: nothing can be made of the file, as of an empty one
+    // (a run over it would report 0 requests and exit 0, as if it had been diagnosed).
+    if rows == 0 && !header.is_empty() {
+        return Err(Error::input(
+            path,
+            "the file holds a header and no row: expected a request log",
+        ));
+    }
     blank_line |= ends.trailing_blank;
     // Old Mac line ends (a CR alone): polars reads them as one line, so such a file is
     // rewritten with LF even when every record is good.

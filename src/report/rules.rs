@@ -79,7 +79,7 @@ pub fn render_rules(rules: &RuleSet, width: Width) -> String {
     }
     out.push_str(&render(t, width));
     out.push_str("\n\nShipped tables: each input gets the first whose fields it has (--rules NAME picks one)\n");
-    let mut t = table(&["name", "file", "for", "an input is its when it maps"], []);
+    let mut t = table(&["name", "file", "for", "for inputs that map any of"], []);
     for s in crate::ruleset::tables::SHIPPED {
         let (description, applies_to) = crate::ruleset::RuleSet::parse(s.toml, s.path)
             .map(|t| (t.description, t.parts[0].applies_to.join(", ")))

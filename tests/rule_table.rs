@@ -29,6 +29,21 @@ fn class_fixture(table: &RuleSet, class: &str) -> PathBuf {
     }
 }
 
+/// Each generated request's planted scenario, by request id.
+fn scenarios(path: &std::path::Path) -> std::collections::BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["request_id"].as_str().unwrap().to_string(),
+                v["scenario"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 fn expect_of(id: &str) -> &str {
     if id.contains("-fire-") {
         "fire"
@@ -303,17 +318,7 @@ fn local_and_upstream_rules_do_not_blame_each_other() {
 fn generated_log_planted_episodes_get_their_classes() {
     let rules = gateway();
     let path = fixture("generated/gateway.jsonl");
-    let planted: std::collections::BTreeMap<String, String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (
-                v["request_id"].as_str().unwrap().to_string(),
-                v["scenario"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let planted = scenarios(&path);
     let a = run(&rules, &[path]);
     let mut checked = 0;
     for (id, class, _) in classes(&a) {
@@ -343,17 +348,7 @@ fn generated_log_planted_episodes_get_their_classes() {
 #[test]
 fn generated_new_api_log_planted_episodes_get_relay_classes() {
     let path = fixture("generated/newapi.jsonl");
-    let planted: std::collections::BTreeMap<String, String> = std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (
-                v["request_id"].as_str().unwrap().to_string(),
-                v["scenario"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let planted = scenarios(&path);
     let a = run(&tables::shipped().unwrap(), &[path]);
     assert_eq!(a.summary.rules.name, "relay");
     let mut got: std::collections::BTreeMap<(String, String), usize> = Default::default();

@@ -153,13 +153,7 @@ fn explained(out: &mut String, id: &str, e: &Explained, width: Width) {
         Some(c) => {
             out.push_str(&format!("  layer       {}\n", c.layer));
             out.push_str(&format!("  next check  {}\n", c.next_check));
-            if !c.covers.is_empty() {
-                out.push_str(&format!(
-                    "  stands for  {} (the gateway table's classes): {}\n",
-                    c.covers.join(", "),
-                    c.tell_apart
-                ));
-            }
+            out.push_str(&stands_for(&c.covers, &c.tell_apart));
             out.push_str(&format!(
                 "  looked at   {} = {}{}\n",
                 c.look_at,
@@ -261,6 +255,34 @@ fn waterfall(out: &mut String, t: &Timeline, width: Width) {
             }
             _ => out.push_str(&format!("{row} {note}\n")),
         }
+    }
+}
+
+/// A coarser clock's class: the gateway table's classes it stands for and what to log to
+/// tell them apart, as a line of the terminal text (nothing for another class).
+fn stands_for(covers: &[String], tell_apart: &str) -> String {
+    match covers.is_empty() {
+        true => String::new(),
+        false => format!(
+            "  stands for  {} (the gateway table's classes): {tell_apart}\n",
+            covers.join(", ")
+        ),
+    }
+}
+
+/// `stands_for` as a Markdown list item.
+fn stands_for_md(covers: &[String], tell_apart: &str) -> String {
+    match covers.is_empty() {
+        true => String::new(),
+        false => format!(
+            "- stands for: {} (the gateway table's classes): {}\n",
+            covers
+                .iter()
+                .map(|c| code(c))
+                .collect::<Vec<_>>()
+                .join(", "),
+            md(tell_apart)
+        ),
     }
 }
 
@@ -513,13 +535,7 @@ fn class(c: &ClassExplanation, width: Width) -> String {
     }
     out.push_str(&format!("  layer       {}\n", or_dash(&c.layer)));
     out.push_str(&format!("  next check  {}\n", or_dash(&c.next_check)));
-    if !c.covers.is_empty() {
-        out.push_str(&format!(
-            "  stands for  {} (the gateway table's classes): {}\n",
-            c.covers.join(", "),
-            c.tell_apart
-        ));
-    }
+    out.push_str(&stands_for(&c.covers, &c.tell_apart));
     out.push_str(&format!(
         "\n{} of {} requests have this class; the {} worst by {} ({} first; ties by request id):\n",
         c.requests_in_class,
@@ -692,17 +708,7 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
         Some(c) => {
             out.push_str(&format!("- layer: {}\n", md(&c.layer)));
             out.push_str(&format!("- next check: {}\n", md(&c.next_check)));
-            if !c.covers.is_empty() {
-                out.push_str(&format!(
-                    "- stands for: {} (the gateway table's classes): {}\n",
-                    c.covers
-                        .iter()
-                        .map(|c| code(c))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    md(&c.tell_apart)
-                ));
-            }
+            out.push_str(&stands_for_md(&c.covers, &c.tell_apart));
             out.push_str(&format!(
                 "- looked at: {} = {}{}\n",
                 code(&c.look_at),
@@ -872,17 +878,7 @@ fn class_md(c: &ClassExplanation) -> String {
     }
     out.push_str(&format!("- layer: {}\n", md(or_dash(&c.layer))));
     out.push_str(&format!("- next check: {}\n", md(or_dash(&c.next_check))));
-    if !c.covers.is_empty() {
-        out.push_str(&format!(
-            "- stands for: {} (the gateway table's classes): {}\n",
-            c.covers
-                .iter()
-                .map(|c| code(c))
-                .collect::<Vec<_>>()
-                .join(", "),
-            md(&c.tell_apart)
-        ));
-    }
+    out.push_str(&stands_for_md(&c.covers, &c.tell_apart));
     out.push_str(&format!(
         "\n## The worst requests\n\n{} of {} requests have this class; the {} worst by {} ({} first; ties by request id).\n\n",
         c.requests_in_class,

@@ -66,7 +66,13 @@ def with_division(expr, params):
     e = re.sub(r"\belapsed\(\s*([A-Za-z_][A-Za-z_0-9]*)\s*\)", r"\1", e)
     for name, value in params.items():
         e = re.sub(rf"\b{name}\b", repr(float(value)), e)
-    e = re.sub(r"/\s*(\([^()]*\)|[A-Za-z_][A-Za-z_0-9]*|[0-9.]+)", r"/ NULLIF(CAST(\1 AS DOUBLE), 0)", e)
+    # A divisor is a parenthesised term, a function call (`greatest(output_tokens - 1, 0)`),
+    # a name or a number.
+    e = re.sub(
+        r"/\s*(\([^()]*\)|[A-Za-z_][A-Za-z_0-9]*\s*\([^()]*\)|[A-Za-z_][A-Za-z_0-9]*|[0-9.]+)",
+        r"/ NULLIF(CAST(\1 AS DOUBLE), 0)",
+        e,
+    )
     return e
 
 

@@ -7,7 +7,7 @@
 //! Formats: `parquet` (timing nested in `other.timing`), `parquet-flat` (flat timing
 //! columns, `gateway_flat.parquet`), `csv`, `jsonl`, `jsonl-string` (`other` a JSON string),
 //! `newapi` (the same requests as new-api's own log items, `newapi.jsonl`, on its relay
-//! clock).
+//! clock), `newapi-csv` (the same as an export of its `logs` table, `newapi.csv`).
 //!
 //! Writes `gateway.parquet` (timing nested in a struct `other.timing`), `gateway.csv`
 //! (flat columns), `gateway.jsonl` (`other` as a JSON object) and
@@ -414,9 +414,13 @@ fn write_jsonl(rows: &[Row], path: &PathBuf, other_as_string: bool) -> std::io::
 /// error row (type 5), the rest consume rows (type 2); `other` is a JSON string, as
 /// new-api stores it; `content` holds a canary. Rows without an end time are not logged
 /// (new-api writes a row once the request is done).
+///
+/// With `csv`, the same rows as an export of new-api's `logs` table: a header, one record
+/// per row, the channel under its table column `channel_id`, `other` its JSON text.
 fn write_newapi<C: AsRef<[Row]>>(
     path: &Path,
     chunks: impl Iterator<Item = C>,
+    csv: bool,
 ) -> std::io::Result<()> {
     let mut w = BufWriter::new(File::create(path)?);
     let mut id = 0u64;
@@ -470,10 +474,53 @@ fn write_newapi<C: AsRef<[Row]>>(
                 "other": other.to_string(),
                 "scenario": r.scenario,
             });
-            writeln!(w, "{row}")?;
+            if !csv {
+                writeln!(w, "{row}")?;
+                continue;
+            }
+            let Value::Object(m) = row else { continue };
+            if id == 1 {
+                let header: Vec<&str> = m
+                    .keys()
+                    .map(|k| {
+                        if k == "channel" {
+                            "channel_id"
+                        } else {
+                            k.as_str()
+                        }
+                    })
+                    .collect();
+                writeln!(w, "{}", header.join(","))?;
+            }
+            let cells: Vec<String> = m
+                .values()
+                .map(|v| match v {
+                    Value::String(s) => csv_cell(s),
+                    v => v.to_string(),
+                })
+                .collect();
+            writeln!(w, "{}", cells.join(","))?;
         }
     }
     w.flush()
+}
+
+/// The file a new-api format is written to.
+fn newapi_file(format: &str) -> Option<&'static str> {
+    match format {
+        "newapi" => Some("newapi.jsonl"),
+        "newapi-csv" => Some("newapi.csv"),
+        _ => None,
+    }
+}
+
+/// A CSV cell: quoted (quotes doubled) when it holds a comma, a quote or a line end.
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// A generated timestamp (`iso`) back in milliseconds since the Unix epoch.
@@ -589,12 +636,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("wrote {rows} rows (parquet-flat) to {}", dir.display());
         return Ok(());
     }
-    if formats == ["newapi"] {
-        let mut g = Generator::new(rows, seed);
-        let path = dir.join("newapi.jsonl");
-        write_newapi(&path, std::iter::from_fn(|| g.next_chunk(CHUNK)))?;
-        eprintln!("wrote {rows} requests (newapi) to {}", path.display());
-        return Ok(());
+    if let [f] = &formats[..] {
+        if let Some(name) = newapi_file(f) {
+            let mut g = Generator::new(rows, seed);
+            let path = dir.join(name);
+            write_newapi(
+                &path,
+                std::iter::from_fn(|| g.next_chunk(CHUNK)),
+                f == "newapi-csv",
+            )?;
+            eprintln!("wrote {rows} requests ({f}) to {}", path.display());
+            return Ok(());
+        }
     }
     let data = generate(rows, seed);
     for f in &formats {
@@ -606,7 +659,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 CsvWriter::new(File::create(dir.join("gateway.csv"))?).finish(&mut df)?;
             }
             "parquet-flat" => write_flat(&dir, data.chunks(CHUNK))?,
-            "newapi" => write_newapi(&dir.join("newapi.jsonl"), data.chunks(CHUNK))?,
+            "newapi" | "newapi-csv" => {
+                let path = dir.join(newapi_file(f).unwrap_or_default());
+                write_newapi(&path, data.chunks(CHUNK), f == "newapi-csv")?
+            }
             "parquet" => {
                 // Timing nested as other.timing, as a struct column.
                 let df = frame(&data)?;

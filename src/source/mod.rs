@@ -589,6 +589,14 @@ fn load_one(
     // A CSV or JSON-lines log read whole is copied in the same reading as its check
     // (`copy`).
     let whole = request.is_none() && carried.is_empty();
+    if format == InputFormat::NewApi
+        && whole
+        && physical == Some(Content::Log(InputFormat::JsonLines))
+    {
+        if let Some(one) = newapi_lines(opened, index, keys)? {
+            return Ok(one);
+        }
+    }
     let mut csv_copy = match format {
         InputFormat::Csv if whole => csv::scan(path, None)
             .ok()
@@ -741,18 +749,34 @@ fn load_one(
     if timing_origins.is_empty() {
         return Err(refuse("no timing field can be mapped".into(), columns()));
     }
-    // A text log read whole is copied once (`typed_copy`), so its values are staged.
-    let copied = matches!(format, InputFormat::Csv | InputFormat::JsonLines) && request.is_none();
+    // A text log read whole is copied once (`typed_copy`), so its values are staged; so is
+    // a new-api log, so that its `other` strings are decoded once.
+    let copied = matches!(
+        format,
+        InputFormat::Csv | InputFormat::JsonLines | InputFormat::NewApi
+    ) && request.is_none();
+    // new-api's rows that are not requests are numbered with the rest, then left out.
+    let keep = (format == InputFormat::NewApi).then_some(newapi::REQUEST.to_string());
+    let mut carried_here = carried.to_vec();
+    carried_here.extend(keep.clone());
     let select = |rows| {
-        canonical::select(
+        let lf = canonical::select(
             raw.clone(),
             &schema,
             &mapping,
             &opened.name,
             &checked.kept_rows,
-            carried,
+            &carried_here,
             rows,
-        )
+        );
+        match &keep {
+            Some(k) => {
+                let k = format!("{}{k}", canonical::CARRIED_PREFIX);
+                lf.filter(col(k.as_str()))
+                    .drop(by_name([k.as_str()], true, false))
+            }
+            None => lf,
+        }
     };
     let lf = select(if copied {
         canonical::Rows::Copy
@@ -839,23 +863,7 @@ fn load_one(
         .then_some(checked.lines),
         _ => None,
     };
-    let line = match &lines {
-        Some(lines) => lines.expr(col(ROW_COL)),
-        None => lit(NULL).cast(DataType::Int64),
-    };
-    // Partition keys as text labels (null where this file's path has no such folder).
-    let values = partition_values(&opened.name);
-    let mut extra = vec![line.alias(LINE_COL), lit(index as u32).alias(FILE_INDEX)];
-    for key in keys {
-        let v = values
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str());
-        extra.push(match v {
-            Some(v) => lit(v).alias(key.as_str()),
-            None => lit(NULL).cast(DataType::String).alias(key.as_str()),
-        });
-    }
+    let extra = extra_columns(lines.as_ref(), &opened.name, index, keys);
     let request = found.map(|f| Found {
         rows: f.rows.with_columns(extra.clone()),
         around: f
@@ -881,6 +889,11 @@ fn load_one(
         }
         _ => (lf, None),
     };
+    // A new-api log names the fields it has values for, not all those its adapter reads.
+    let mapping = match (&typed, format) {
+        (Some(_), InputFormat::NewApi) => newapi::with_values(mapping, &lf, &opened.name)?,
+        _ => mapping,
+    };
     // Added after the copy: columns computed from the row number or the same in every row
     // need not be written into it.
     let lf = lf.with_columns(extra);
@@ -900,6 +913,63 @@ fn load_one(
             notes,
         },
     })
+}
+
+/// The columns added to a file's canonical rows: the line each row begins on (where its
+/// rows are lines), the file's index, and its partition keys as text labels (null where
+/// this file's path has no such folder).
+fn extra_columns(lines: Option<&LineMap>, name: &Path, index: usize, keys: &[String]) -> Vec<Expr> {
+    let line = match lines {
+        Some(lines) => lines.expr(col(ROW_COL)),
+        None => lit(NULL).cast(DataType::Int64),
+    };
+    let values = partition_values(name);
+    let mut extra = vec![line.alias(LINE_COL), lit(index as u32).alias(FILE_INDEX)];
+    for key in keys {
+        let v = values
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str());
+        extra.push(match v {
+            Some(v) => lit(v).alias(key.as_str()),
+            None => lit(NULL).cast(DataType::String).alias(key.as_str()),
+        });
+    }
+    extra
+}
+
+/// A new-api JSON-lines log read whole in one parse (`newapi::read_lines`), its rows its
+/// lines; none where the slow reading must read it.
+fn newapi_lines(opened: &spool::Opened, index: usize, keys: &[String]) -> Result<Option<One>> {
+    let path = opened.read.as_path();
+    if !newapi::page_columns(path).is_empty() {
+        return Ok(None);
+    }
+    let Some(read) = newapi::read_lines(path, &opened.name)? else {
+        return Ok(None);
+    };
+    // A log without a timing value is the slow reading's to refuse, as it would.
+    if !read.mapping.found().any(|(n, _)| timing_field(n)) {
+        return Ok(None);
+    }
+    let lines = LineMap::default();
+    let extra = extra_columns(Some(&lines), &opened.name, index, keys);
+    Ok(Some(One {
+        lf: read.lf.with_columns(extra),
+        request: None,
+        input: Input {
+            path: opened.name.clone(),
+            read_from: opened.clone(),
+            format: InputFormat::NewApi,
+            mapping: read.mapping,
+            bad_rows: vec![],
+            lines: Some(lines),
+            repaired: None,
+            typed: Some(read.copy),
+            types: rowcheck::Types::default(),
+            notes: read.notes,
+        },
+    }))
 }
 
 /// A text log's canonical rows, parsed once: streamed into a temporary Parquet file (never

@@ -35,8 +35,8 @@ use crate::error::{Error, Result};
 pub(super) const PART_ROWS: usize = 122_880;
 
 /// A part of the file's columns on its way to the writer: its first row's 1-based place in
-/// the file, and its columns.
-type Part = (IdxSize, DataFrame);
+/// the file, its columns, and which of its rows are written (all, without one).
+type Part = (IdxSize, DataFrame, Option<BooleanChunked>);
 
 /// What the writer applies to each part.
 struct Projection {
@@ -119,13 +119,24 @@ impl Writer {
     /// Hand the rows of `part`, the first of them the file's row `first` (1-based), to the
     /// writer.
     pub(super) fn send(&mut self, first: u64, part: DataFrame) -> Result<()> {
+        self.send_kept(first, part, None)
+    }
+
+    /// As `send`, writing only the rows `kept` says: the rows left out still count in the
+    /// places of the rows after them (a new-api log's top-up rows, say).
+    pub(super) fn send_kept(
+        &mut self,
+        first: u64,
+        part: DataFrame,
+        kept: Option<BooleanChunked>,
+    ) -> Result<()> {
         let first = IdxSize::try_from(first).map_err(|_| {
             Error::input(
                 &self.name,
                 format!("more rows than polars numbers ({})", IdxSize::MAX),
             )
         })?;
-        let sent = self.parts.as_ref().map(|p| p.send((first, part)));
+        let sent = self.parts.as_ref().map(|p| p.send((first, part, kept)));
         if matches!(sent, Some(Err(_))) {
             // The writer stopped: its error says why.
             self.parts = None;
@@ -180,33 +191,44 @@ fn write_parts(
     mut writer: polars::io::parquet::write::BatchedWriter<File>,
 ) -> PolarsResult<()> {
     let write = |writer: &mut polars::io::parquet::write::BatchedWriter<File>,
-                 first: IdxSize,
-                 part: DataFrame|
+                 (first, part, kept): Part|
      -> PolarsResult<()> {
         // In memory: a part is a few megabytes, and its plan runs once.
         let mut rows = project
             .apply(part, first)
             .drop(by_name([SOURCE_COL], true, false))
             .collect()?;
+        if let Some(kept) = kept {
+            rows = rows.filter(&kept)?;
+        }
         // One row group per part: the writer writes each chunk as one.
         rows.rechunk_mut_par();
         writer.write_batch(&rows)
     };
-    let mut held: Option<(IdxSize, DataFrame)> = None;
-    for (first, part) in parts {
+    let mut held: Option<Part> = None;
+    for (first, part, kept) in parts {
         held = Some(match held.take() {
-            None => (first, part),
-            Some((start, mut rows)) => {
+            None => (first, part, kept),
+            Some((start, mut rows, held_kept)) => {
+                let kept = match (held_kept, kept) {
+                    (None, None) => None,
+                    (a, b) => {
+                        let all = |n: usize| BooleanChunked::full("".into(), true, n);
+                        let mut a = a.unwrap_or_else(|| all(rows.height()));
+                        a.append(&b.unwrap_or_else(|| all(part.height())))?;
+                        Some(a)
+                    }
+                };
                 rows.vstack_mut_owned(part)?;
-                (start, rows)
+                (start, rows, kept)
             }
         });
-        if let Some((first, rows)) = held.take_if(|(_, rows)| rows.height() >= PART_ROWS) {
-            write(&mut writer, first, rows)?;
+        if let Some(part) = held.take_if(|(_, rows, _)| rows.height() >= PART_ROWS) {
+            write(&mut writer, part)?;
         }
     }
-    if let Some((first, rows)) = held {
-        write(&mut writer, first, rows)?;
+    if let Some(part) = held {
+        write(&mut writer, part)?;
     }
     writer.finish()?;
     Ok(())

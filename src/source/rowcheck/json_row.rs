@@ -184,6 +184,15 @@ pub(super) fn field_roles() -> &'static Roles {
     &roles().0
 }
 
+/// The catalogue kind of a row's top-level key, as the check looks it up (case-insensitive).
+pub(crate) fn catalogue_kind(key: &str) -> Option<crate::catalogue::Kind> {
+    if key.bytes().any(|b| b.is_ascii_uppercase()) {
+        field_roles().get(&key.to_ascii_lowercase()).copied()
+    } else {
+        field_roles().get(key).copied()
+    }
+}
+
 /// Where an object sits in a row, which says what its keys are: found once per object
 /// from the keys leading to it, not once per key.
 #[derive(Clone, Copy)]

@@ -45,6 +45,7 @@ use crate::error::{Error, Result};
 pub use array::{check_json_array, check_json_document};
 pub use csv::{check_csv, Records};
 pub use gather::{Gather, Want, Wanted};
+pub(crate) use json_row::catalogue_kind;
 pub use jsonl::{check_json_lines, head_types, JsonRows};
 pub use types::{Place, Types};
 
@@ -142,7 +143,7 @@ pub(super) fn read_all(path: &Path) -> Result<Vec<u8>> {
 
 /// How much of a JSON-lines file the row check holds at once: whole lines up to this size
 /// (a longer line is held whole).
-pub(super) const BLOCK: usize = 16 << 20;
+pub(crate) const BLOCK: usize = 16 << 20;
 
 /// Read from `file` onto the end of `buf` until `buf` holds `want` bytes or the file ends;
 /// returns whether it ended. What `buf` held already stays in front.
@@ -171,7 +172,7 @@ pub(super) fn fill(file: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> std:
 /// `f(block, lines_before)`: every block but the last ends with a line end. Returns whether
 /// the file began with a byte-order mark. The next block is read on a thread of its own
 /// while `f` works on this one.
-pub(super) fn for_each_block(
+pub(crate) fn for_each_block(
     path: &Path,
     block: usize,
     mut f: impl FnMut(&[u8], u64) -> Result<()>,

@@ -1,0 +1,371 @@
+//! new-api JSON lines read once, straight into their typed copy: each line parsed by
+//! [`row::parse`] on two threads, its canonical values (the adapter's, see the module
+//! above) built into columns as it is parsed, and each run of rows handed to the copy's
+//! writer (`copy::Writer`), which applies the canonical projection and writes Parquet. The
+//! summary's passes then read the copy.
+//!
+//! This replaces three readings of the file (the generic row check, a count of the rows
+//! left out, and polars' JSON reader with `other` decoded by `json_decode` in every pass)
+//! by one parse of each line and one of its `other` string. It is tried for a log read
+//! whole; the first line it cannot read as the slow path would (see `row`), a blank line,
+//! or a projection it does not match gives it up, and the file is read the slow way.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use polars::prelude::*;
+
+use super::row::{self, Cell, Row, Timing};
+use super::{CONSUME, ERROR, NO_FIRST_RESPONSE, SPANS};
+use crate::error::{Error, Result};
+use crate::source::canonical::{self, Mapping, Origin};
+use crate::source::copy::Writer;
+use crate::source::rowcheck::{for_each_block, BLOCK};
+use crate::source::spool::Spooled;
+
+/// The text columns, in the adapter's order among its columns.
+const TEXT: [&str; 9] = [
+    "request_id",
+    "model",
+    "group",
+    "channel",
+    "outcome",
+    "is_stream",
+    "user",
+    "token_name",
+    "client_ip",
+];
+/// The counts, read as text by the adapter: a part holds them parsed.
+const COUNTS: [&str; 3] = ["input_tokens", "output_tokens", "cached_tokens"];
+/// The figures in ms, in the adapter's order.
+const FIGURES: [&str; 9] = [
+    "relay_first_response_ms",
+    "relay_total_ms",
+    "total_handler_ms",
+    "first_sse_event_ms",
+    SPANS[0],
+    SPANS[1],
+    SPANS[2],
+    SPANS[3],
+    SPANS[4],
+];
+
+/// The log read into its copy.
+pub struct Read {
+    pub lf: LazyFrame,
+    pub copy: Arc<Spooled>,
+    /// The adapter's mapping, with the fields no row has a value for absent.
+    pub mapping: Mapping,
+    /// The file's rows (its lines: a blank line gives the reading up).
+    pub rows: u64,
+    pub notes: Vec<String>,
+}
+
+/// Read the new-api JSON-lines log at `path` (named `name` in messages) into its typed
+/// copy, or none where the slow reading must read it (see the module documentation).
+pub fn read(path: &Path, name: &Path) -> Result<Option<Read>> {
+    let Some(mapping) = adapter_mapping(path)? else {
+        return Ok(None);
+    };
+    let Some(mut writer) = Writer::start(name, Part::new(0).frame()?, mapping.clone(), vec![])
+    else {
+        return Ok(None);
+    };
+    let mut tally = Tally::default();
+    let mut given_up = false;
+    let mut rows = 0u64;
+    let read = for_each_block(path, BLOCK, |bytes, _| {
+        let Some(parts) = parse_block(bytes) else {
+            given_up = true;
+            return Err(Error::Usage(String::new()));
+        };
+        for part in parts {
+            let n = part.kept.len() as u64;
+            tally.add(&part.tally);
+            let kept = (part.tally.left_out > 0)
+                .then(|| BooleanChunked::from_slice("".into(), &part.kept));
+            writer.send_kept(rows + 1, part.frame()?, kept)?;
+            rows += n;
+        }
+        Ok(())
+    });
+    match read {
+        Err(_) if given_up => return Ok(None),
+        Err(e) => return Err(e),
+        Ok(_) => {}
+    }
+    if rows == 0 {
+        return Ok(None);
+    }
+    let (lf, copy) = writer.finish()?;
+    Ok(Some(Read {
+        lf,
+        copy,
+        mapping: present_only(mapping, tally.present),
+        rows,
+        notes: super::notes(tally.left_out, tally.logged, tally.relay),
+    }))
+}
+
+/// The adapter's mapping (as the slow reading makes it), when its projection of a part is
+/// the one built here: none otherwise.
+fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
+    let empty: Vec<Column> = super::KEYS
+        .iter()
+        .map(|k| Column::new_empty((*k).into(), &DataType::String))
+        .collect();
+    let mut lf = DataFrame::new(0, empty)
+        .map_err(|e| Error::input(path, e.to_string()))?
+        .lazy()
+        .select(super::columns());
+    let schema = lf
+        .collect_schema()
+        .map_err(|e| Error::input(path, e.to_string()))?;
+    let mapping = crate::source::map_columns(&lf, &schema, path)?;
+    let parsed: Vec<&str> = canonical::parsed_in_part(&mapping)
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect();
+    let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+    let ours: Vec<&str> = TEXT[..1]
+        .iter()
+        .chain(["timestamp"].iter())
+        .chain(&TEXT[1..])
+        .chain(&COUNTS)
+        .chain(&FIGURES)
+        .copied()
+        .collect();
+    let same = parsed == COUNTS && {
+        let (mut a, mut b) = (names.clone(), ours);
+        a.sort_unstable();
+        b.sort_unstable();
+        a == b
+    };
+    Ok(same.then_some(mapping))
+}
+
+/// `mapping` with the fields of the columns no row has a value in absent: the header
+/// then counts the fields the log has, not those the adapter can read.
+fn present_only(mut mapping: Mapping, present: u64) -> Mapping {
+    let columns = Part::names();
+    for (field, origin, _) in &mut mapping.fields {
+        if let Some(i) = columns.iter().position(|c| c == field) {
+            if present & (1 << i) == 0 {
+                *origin = Origin::Absent;
+            }
+        }
+    }
+    mapping
+}
+
+/// The counts the adapter's notes give, and which columns hold a value.
+#[derive(Default)]
+struct Tally {
+    left_out: u64,
+    logged: u64,
+    relay: u64,
+    /// One bit per column of `Part::names`.
+    present: u64,
+}
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.left_out += other.left_out;
+        self.logged += other.logged;
+        self.relay += other.relay;
+        self.present |= other.present;
+    }
+}
+
+/// A block's lines as parts, on two threads where it is large; none when a line is given up.
+fn parse_block(bytes: &[u8]) -> Option<Vec<Part>> {
+    let half = bytes.len() / 2;
+    let split = match memchr::memchr(b'\n', &bytes[half..]) {
+        Some(p) if bytes.len() > 1 << 20 => half + p + 1,
+        _ => bytes.len(),
+    };
+    let (a, b) = bytes.split_at(split);
+    let (a, b) = std::thread::scope(|s| {
+        let h = s.spawn(|| parse_lines(b));
+        (parse_lines(a), h.join().ok().flatten())
+    });
+    Some(
+        vec![a?, b?]
+            .into_iter()
+            .filter(|p| !p.kept.is_empty())
+            .collect(),
+    )
+}
+
+/// Lines into a part; none at a line the slow reading must read.
+fn parse_lines(bytes: &[u8]) -> Option<Part> {
+    let mut part = Part::new(bytes.len() / 400 + 1);
+    row::parse_lines(std::str::from_utf8(bytes).ok()?, |row| part.push(&row))?;
+    Some(part)
+}
+
+/// A run of rows as the adapter's columns, the counts parsed.
+struct Part {
+    text: Vec<StringChunkedBuilder>,
+    timestamp: Vec<Option<i64>>,
+    counts: Vec<(Vec<Option<f64>>, Vec<bool>)>,
+    figures: Vec<Vec<Option<f64>>>,
+    /// Whether each row is a request (consume or error rows).
+    kept: Vec<bool>,
+    tally: Tally,
+}
+
+/// A text cell of `cells[i]`.
+fn text<'a>(row: &'a Row<'_>, i: usize) -> Option<std::borrow::Cow<'a, str>> {
+    row.cells[i].text()
+}
+
+/// A number of `cells[i]` (the adapter's `number(text(…))`).
+fn number(row: &Row<'_>, i: usize) -> Option<f64> {
+    row.cells[i].number().1
+}
+
+impl Part {
+    fn new(capacity: usize) -> Part {
+        Part {
+            text: TEXT
+                .iter()
+                .map(|n| StringChunkedBuilder::new((*n).into(), capacity))
+                .collect(),
+            timestamp: Vec::with_capacity(capacity),
+            counts: vec![(Vec::with_capacity(capacity), Vec::with_capacity(capacity)); 3],
+            figures: vec![Vec::with_capacity(capacity); FIGURES.len()],
+            kept: Vec::with_capacity(capacity),
+            tally: Tally::default(),
+        }
+    }
+
+    /// The columns in `present`'s bit order: text, timestamp, counts, figures.
+    fn names() -> Vec<&'static str> {
+        TEXT.iter()
+            .chain(["timestamp"].iter())
+            .chain(&COUNTS)
+            .chain(&FIGURES)
+            .copied()
+            .collect()
+    }
+
+    /// One row's values, as the adapter's `columns` computes them.
+    fn push(&mut self, row: &Row<'_>) {
+        use row::key::*;
+        let kind = row.cells[TYPE].integer();
+        // `number` reads the text `text` gives: held where it is not blank.
+        let (use_time, seconds) = row.cells[USE_TIME].number();
+        let failed = kind == Some(ERROR) && use_time;
+        let request = kind.is_none() || kind == Some(CONSUME) || failed;
+        self.tally.left_out += u64::from(!request);
+        self.tally.logged += u64::from(kind == Some(CONSUME) || failed);
+        let relay_total = seconds
+            .map(|s| s * 1000.0)
+            .or_else(|| number(row, ELAPSED_TIME));
+        self.tally.relay += u64::from(relay_total.is_some());
+        self.kept.push(request);
+        // The fields a request row has a value for (the rows left out do not count).
+        let mut present = 0u64;
+
+        let other = row.other.as_ref();
+        let status = other.and_then(|o| o.status.text());
+        let outcome = if failed {
+            Some("error".into())
+        } else if status.is_some() {
+            status
+        } else if kind == Some(CONSUME) {
+            Some("ok".into())
+        } else {
+            None
+        };
+        let id = text(row, CHANNEL).or_else(|| text(row, CHANNEL_ID));
+        let channel = match text(row, CHANNEL_NAME) {
+            Some(name) => Some(format!("{} ({name})", id.as_deref().unwrap_or("?")).into()),
+            None => id,
+        };
+        let texts = [
+            text(row, REQUEST_ID).or_else(|| text(row, ID)),
+            text(row, MODEL_NAME),
+            text(row, GROUP),
+            channel,
+            outcome,
+            text(row, IS_STREAM),
+            text(row, USERNAME).or_else(|| text(row, USER_ID)),
+            text(row, TOKEN_NAME),
+            text(row, IP),
+        ];
+        for (i, (b, v)) in self.text.iter_mut().zip(texts).enumerate() {
+            present |= u64::from(v.is_some()) << i;
+            b.append_option(v.as_deref());
+        }
+        let created = number(row, CREATED_AT)
+            .map(|s| s * 1000.0)
+            .filter(|ms| ms.is_finite() && ms.abs() < 9.2e18)
+            .map(|ms| ms as i64);
+        present |= u64::from(created.is_some()) << TEXT.len();
+        self.timestamp.push(created);
+
+        let counts = [
+            row.cells[PROMPT_TOKENS].number(),
+            row.cells[COMPLETION_TOKENS].number(),
+            other.map_or((false, None), |o| o.cache_tokens.number()),
+        ];
+        for (i, ((values, held), (h, v))) in self.counts.iter_mut().zip(counts).enumerate() {
+            present |= u64::from(h) << (TEXT.len() + 1 + i);
+            values.push(v);
+            held.push(h);
+        }
+
+        let frt = other
+            .and_then(|o| o.frt.number().1)
+            .filter(|v| *v != NO_FIRST_RESPONSE);
+        let timing = |i: usize| -> Option<f64> {
+            let inner = other.and_then(|o| o.request_timing.as_ref());
+            [inner, row.bare.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|t: &Timing| &t.0[i])
+                .find(|c| **c != Cell::Null)?
+                .number()
+                .1
+        };
+        let mut figures = vec![
+            frt,
+            relay_total,
+            timing(0),
+            timing(1).zip(timing(2)).map(|(a, b)| a + b),
+        ];
+        figures.extend((1..=SPANS.len()).map(timing));
+        let first = TEXT.len() + 1 + COUNTS.len();
+        for (i, (column, v)) in self.figures.iter_mut().zip(figures).enumerate() {
+            present |= u64::from(v.is_some()) << (first + i);
+            column.push(v);
+        }
+        if request {
+            self.tally.present |= present;
+        }
+    }
+
+    /// The part's frame, shaped as the copy's projection expects it.
+    fn frame(self) -> Result<DataFrame> {
+        let rows = self.kept.len();
+        let mut columns: Vec<Column> = vec![];
+        let mut text = self.text.into_iter().map(|b| b.finish().into_column());
+        columns.extend(text.next());
+        columns.push(
+            Int64Chunked::from_iter_options("timestamp".into(), self.timestamp.into_iter())
+                .into_datetime(TimeUnit::Milliseconds, None)
+                .into_column(),
+        );
+        columns.extend(text);
+        for (name, (values, held)) in COUNTS.iter().zip(self.counts) {
+            columns.push(Column::new(canonical::parsed(name).into(), values));
+            columns.push(Column::new(canonical::present(name).into(), held));
+        }
+        for (name, values) in FIGURES.iter().zip(self.figures) {
+            columns.push(Column::new((*name).into(), values));
+        }
+        DataFrame::new(rows, columns).map_err(|e| Error::Usage(e.to_string()))
+    }
+}

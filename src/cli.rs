@@ -314,6 +314,30 @@ struct ReadArgs {
     on_bad_row: OnBadRow,
     #[command(flatten)]
     ids: IdArgs,
+    #[command(flatten)]
+    columns: ColumnArgs,
+}
+
+/// The user's own column names, on every command that reads logs and on `rules --emit sql`.
+#[derive(Debug, Args, Clone, Default)]
+struct ColumnArgs {
+    /// Read a catalogue field from a column named your own way: FIELD=COLUMN[:UNIT], e.g.
+    /// --map first_sse_event_ms=ttft_ms --map total_handler_ms=latency_s:s (repeatable).
+    /// COLUMN is a name, a dotted path into a struct (other.timing.ttft) or a path inside a
+    /// JSON-string column (other.ttft); UNIT (s, ms, us or ns) converts a time to ms, or
+    /// reads a timestamp as Unix time in that unit. Replaces the field's automatic mapping.
+    #[arg(long = "map", value_name = "FIELD=COLUMN[:UNIT]")]
+    map: Vec<String>,
+    /// The same mapping from a TOML file: a [map] table of `field = "column"` or
+    /// `field = { column = "…", unit = "s" }`. --map replaces its entry for a field.
+    #[arg(long, value_name = "FILE.toml")]
+    schema: Option<PathBuf>,
+}
+
+impl ColumnArgs {
+    fn column_map(&self) -> Result<source::columns::ColumnMap> {
+        source::columns::ColumnMap::from_args(&self.map, self.schema.as_deref())
+    }
 }
 
 /// Reading back a query's result, on the commands that classify (`throughput` reads only
@@ -362,6 +386,7 @@ impl ReadArgs {
             ids: Some(self.ids.policy()?),
             from_sql_result: false,
             definitions: None,
+            columns: self.columns.column_map()?,
         })
     }
 }
@@ -622,6 +647,10 @@ struct RulesArgs {
     /// p50/p95/p99 of end-to-end and every named metric) instead of the per-request rows.
     #[arg(long, requires = "emit")]
     summary: bool,
+    /// With --emit sql: the table's own column names, read as the catalogue fields they
+    /// hold.
+    #[command(flatten)]
+    columns: ColumnArgs,
 }
 
 /// What `rules --emit` writes.
@@ -914,6 +943,11 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
             "--by applies to gateway request logs; an Azure Monitor summary is per deployment already".into(),
         ));
     }
+    if !a.read.columns.map.is_empty() || a.read.columns.schema.is_some() {
+        return Err(Error::Usage(
+            "--map and --schema name a request log's columns; these are Azure Monitor metric exports".into(),
+        ));
+    }
     let rules = load_rules_or(&a.rule_args, RuleSet::azure)?;
     let (since, until) = a.read.window.bounds()?;
     let baseline = if a.baseline.is_empty() {
@@ -1091,6 +1125,11 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
 }
 
 fn rules_cmd(a: RulesArgs) -> Result<()> {
+    if a.emit != Some(Emit::Sql) && (!a.columns.map.is_empty() || a.columns.schema.is_some()) {
+        return Err(Error::Usage(
+            "--map and --schema go with --emit sql (or with the commands that read logs)".into(),
+        ));
+    }
     match a.action {
         Some(RulesAction::Check { .. }) if a.emit.is_some() => Err(Error::Usage(
             "--emit prints one table; `rules check` prints none: use one or the other".into(),
@@ -1139,6 +1178,7 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
             };
             let rules = load_rules_or(&a.rule_args, RuleSet::gateway)?;
             let table = a.table.as_deref().unwrap_or(sql::DEFAULT_TABLE);
+            let table = &sql::mapped_table(dialect, table, &a.columns.column_map()?);
             emit(&if a.summary {
                 sql::summary_query(&rules, dialect, table)?
             } else {

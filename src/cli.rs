@@ -651,6 +651,12 @@ struct RulesArgs {
     /// hold.
     #[command(flatten)]
     columns: ColumnArgs,
+    /// With --emit sql: a sample of the table (one Parquet part, a few JSON lines); the
+    /// query maps the table's columns as `analyze` maps this file's (aliases, nested and
+    /// JSON-string timing, Unix-time stamps, a new-api log), with NULL for the fields it
+    /// lacks, and without --rules uses the table `analyze` would pick for it.
+    #[arg(long, value_name = "FILE", requires = "emit")]
+    like: Option<PathBuf>,
 }
 
 /// What `rules --emit` writes.
@@ -1130,6 +1136,9 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
             "--map and --schema go with --emit sql (or with the commands that read logs)".into(),
         ));
     }
+    if a.emit != Some(Emit::Sql) && a.like.is_some() {
+        return Err(Error::Usage("--like goes with --emit sql".into()));
+    }
     match a.action {
         Some(RulesAction::Check { .. }) if a.emit.is_some() => Err(Error::Usage(
             "--emit prints one table; `rules check` prints none: use one or the other".into(),
@@ -1176,13 +1185,19 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
                     ))
                 }
             };
-            let rules = load_rules_or(&a.rule_args, RuleSet::gateway)?;
             let table = a.table.as_deref().unwrap_or(sql::DEFAULT_TABLE);
-            let table = &sql::mapped_table(dialect, table, &a.columns.column_map()?);
+            let columns = a.columns.column_map()?;
+            let (rules, source) = match &a.like {
+                Some(file) => like_source(&a.rule_args, dialect, table, file, &columns)?,
+                None => (
+                    load_rules_or(&a.rule_args, RuleSet::gateway)?,
+                    sql::Source::table(&sql::mapped_table(dialect, table, &columns)),
+                ),
+            };
             emit(&if a.summary {
-                sql::summary_query(&rules, dialect, table)?
+                sql::summary_query_from(&rules, dialect, &source)?
             } else {
-                sql::rows_query(&rules, dialect, table)?
+                sql::rows_query_from(&rules, dialect, &source)?
             })
         }
         None => {
@@ -1193,6 +1208,29 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
             })
         }
     }
+}
+
+/// `rules --emit sql --like FILE`: the sample read as `analyze` reads it, the rule table
+/// (`--rules`, else the one `analyze` picks for the sample's clock) and the query's source
+/// that maps the table's columns as the sample's are mapped.
+fn like_source(
+    rule_args: &RuleArgs,
+    dialect: tracediag::ruleset::sql::Dialect,
+    table: &str,
+    file: &Path,
+    columns: &source::columns::ColumnMap,
+) -> Result<(RuleSet, tracediag::ruleset::sql::Source)> {
+    let sample = source::like::sample(file, columns)?;
+    let rules = match rule_args.rules {
+        Some(_) => load_rules_or(rule_args, RuleSet::gateway)?,
+        None => {
+            let found = sample.mapping.found().map(|(n, _)| n.to_string()).collect();
+            load_rules(rule_args)?.choose(&[found]).0
+        }
+    };
+    let added = tracediag::ruleset::sql::added_columns(&rules);
+    let source = tracediag::ruleset::like::source(dialect, table, &sample, &added)?;
+    Ok((rules, source))
 }
 
 fn report_cmd(a: ReportArgs) -> Result<()> {

@@ -383,3 +383,60 @@ fn emitted_sql_reads_the_mapped_columns() {
         "{spark}"
     );
 }
+
+/// `rules --emit sql --like FILE` maps the sample's columns with the user's entries first,
+/// as `analyze` does: a path inside the JSON string `other` (which `--map` alone cannot
+/// tell from a struct) is read as JSON text, one inside the object `usage` as a struct
+/// path, and the canonical fields the sample lacks are NULL.
+#[test]
+fn emitted_sql_like_a_sample_reads_its_json_text_and_structs() {
+    let mut args: Vec<String> = [
+        "rules",
+        "--emit",
+        "sql",
+        "--dialect",
+        "duckdb",
+        "--like",
+        JSONL,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(with_map(&[], &JSONL_MAP));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let q = ok(&args);
+    for part in [
+        "json_extract_string(",
+        "'$.ttft')",
+        r#"FROM CAST("usage"."out" AS VARCHAR)"#,
+        r#"CAST(NULL AS DOUBLE) AS "upstream_headers_ms""#,
+        "--   first_sse_event_ms ← JSON string `other` → ttft",
+        "FROM requests\n",
+    ] {
+        assert!(q.contains(part), "{part}:\n{q}");
+    }
+}
+
+/// A `--like` file that cannot be a sample is exit 2 naming it: missing, a log whose
+/// adapter has no SQL, with --emit toml.
+#[test]
+fn like_errors_name_the_file() {
+    let sql = ["rules", "--emit", "sql", "--dialect", "spark", "--like"];
+    fn with<'a>(sql: &[&'a str], file: &'a str) -> Vec<&'a str> {
+        let mut v = sql.to_vec();
+        v.push(file);
+        v
+    }
+    let missing = fails(&with(&sql, "fixtures/own_names/no_such.parquet"));
+    assert!(
+        missing.starts_with("tracediag: error: fixtures/own_names/no_such.parquet: cannot read"),
+        "{missing}"
+    );
+    let litellm = fails(&with(&sql, "fixtures/litellm/synthetic_spend_logs.jsonl"));
+    assert!(
+        litellm.contains("fixtures/litellm/synthetic_spend_logs.jsonl: --like: this file reads as LiteLLM spend log, whose adapter's derivations tracediag does not write in SQL"),
+        "{litellm}"
+    );
+    let toml = fails(&["rules", "--emit", "toml", "--like", JSONL]);
+    assert!(toml.contains("--like goes with --emit sql"), "{toml}");
+}

@@ -824,7 +824,7 @@ fn flag_word(text: &str) -> Option<bool> {
 }
 
 /// The words logs write for an outcome, by the outcome they mean (compared in lower case).
-const OUTCOME_WORDS: [(&str, &[&str]); 4] = [
+pub const OUTCOME_WORDS: [(&str, &[&str]); 4] = [
     ("ok", &["ok", "success", "succeeded", "completed", "done"]),
     ("error", &["error", "failed", "failure", "fail"]),
     (
@@ -898,7 +898,8 @@ fn outcome_of(outcome: &Column, status: &Column) -> PolarsResult<Column> {
 }
 
 /// The outcome an HTTP status means: 499 cancelled (the client went away), 408 and 504
-/// timeout, 2xx and 3xx ok, anything else an error.
+/// timeout, 2xx and 3xx ok, anything else an error. (`ruleset::like` writes the same in
+/// SQL.)
 fn status_word(status: i64) -> &'static str {
     match status {
         499 => "cancelled",

@@ -16,6 +16,7 @@ mod csv;
 pub mod genaiperf;
 pub mod higress;
 mod json;
+pub mod like;
 pub mod litellm;
 pub mod llmperf;
 mod location;
@@ -36,7 +37,9 @@ use polars::prelude::*;
 
 use crate::catalogue;
 use crate::error::{Error, Refusal, Result};
-pub use canonical::{dtype_of, Mapping, Origin, CARRIED_PREFIX, UNPARSED_PREFIX, UNREADABLE_COL};
+pub use canonical::{
+    dtype_of, Mapping, Origin, CARRIED_PREFIX, OUTCOME_WORDS, UNPARSED_PREFIX, UNREADABLE_COL,
+};
 pub use location::{line_and_column, LineMap, Locations};
 pub use rowcheck::{BadKind, BadRow, BadRowPolicy};
 pub use sniff::Content;

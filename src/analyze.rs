@@ -49,6 +49,8 @@ pub struct Options {
     pub from_sql_result: bool,
     /// Also compute the peer tool's own figures by its definitions (`peer`).
     pub definitions: Option<Definitions>,
+    /// The user's own column names (`--map`, `--schema`).
+    pub columns: crate::source::columns::ColumnMap,
 }
 
 /// An instant given on the command line: `2026-11-02T10:00:00Z`, with or without the `Z`
@@ -337,6 +339,7 @@ pub fn untimed_file(input: &Input) -> Error {
                     Origin::Column(c) => c.clone(),
                     Origin::Nested(p) => p.join("."),
                     Origin::JsonString(_) => "other".to_string(),
+                    Origin::JsonPath { column, .. } => column.clone(),
                     Origin::Absent => continue,
                 };
                 if !names.contains(&name) {
@@ -1034,6 +1037,7 @@ fn summarize(
                     .collect(),
             })
             .collect(),
+        mapped_columns: MappedColumn::of(&opts.columns),
         // Set by `run`, which holds the policy with its drawn salt.
         client_ids: None,
         rows,

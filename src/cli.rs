@@ -314,6 +314,30 @@ struct ReadArgs {
     on_bad_row: OnBadRow,
     #[command(flatten)]
     ids: IdArgs,
+    #[command(flatten)]
+    columns: ColumnArgs,
+}
+
+/// The user's own column names, on every command that reads logs and on `rules --emit sql`.
+#[derive(Debug, Args, Clone, Default)]
+struct ColumnArgs {
+    /// Read a catalogue field from a column named your own way: FIELD=COLUMN[:UNIT], e.g.
+    /// --map first_sse_event_ms=ttft_ms --map total_handler_ms=latency_s:s (repeatable).
+    /// COLUMN is a name, a dotted path into a struct (other.timing.ttft) or a path inside a
+    /// JSON-string column (other.ttft); UNIT (s, ms, us or ns) converts a time to ms, or
+    /// reads a timestamp as Unix time in that unit. Replaces the field's automatic mapping.
+    #[arg(long = "map", value_name = "FIELD=COLUMN[:UNIT]")]
+    map: Vec<String>,
+    /// The same mapping from a TOML file: a [map] table of `field = "column"` or
+    /// `field = { column = "…", unit = "s" }`. --map replaces its entry for a field.
+    #[arg(long, value_name = "FILE.toml")]
+    schema: Option<PathBuf>,
+}
+
+impl ColumnArgs {
+    fn column_map(&self) -> Result<source::columns::ColumnMap> {
+        source::columns::ColumnMap::from_args(&self.map, self.schema.as_deref())
+    }
 }
 
 /// Reading back a query's result, on the commands that classify (`throughput` reads only
@@ -362,6 +386,7 @@ impl ReadArgs {
             ids: Some(self.ids.policy()?),
             from_sql_result: false,
             definitions: None,
+            columns: self.columns.column_map()?,
         })
     }
 }
@@ -622,6 +647,16 @@ struct RulesArgs {
     /// p50/p95/p99 of end-to-end and every named metric) instead of the per-request rows.
     #[arg(long, requires = "emit")]
     summary: bool,
+    /// With --emit sql: the table's own column names, read as the catalogue fields they
+    /// hold.
+    #[command(flatten)]
+    columns: ColumnArgs,
+    /// With --emit sql: a sample of the table (one Parquet part, a few JSON lines); the
+    /// query maps the table's columns as `analyze` maps this file's (aliases, nested and
+    /// JSON-string timing, Unix-time stamps, a new-api log), with NULL for the fields it
+    /// lacks, and without --rules uses the table `analyze` would pick for it.
+    #[arg(long, value_name = "FILE", requires = "emit")]
+    like: Option<PathBuf>,
 }
 
 /// What `rules --emit` writes.
@@ -914,6 +949,11 @@ fn monitor_cmd(a: AnalyzeArgs, inputs: Vec<PathBuf>) -> Result<()> {
             "--by applies to gateway request logs; an Azure Monitor summary is per deployment already".into(),
         ));
     }
+    if !a.read.columns.map.is_empty() || a.read.columns.schema.is_some() {
+        return Err(Error::Usage(
+            "--map and --schema name a request log's columns; these are Azure Monitor metric exports".into(),
+        ));
+    }
     let rules = load_rules_or(&a.rule_args, RuleSet::azure)?;
     let (since, until) = a.read.window.bounds()?;
     let baseline = if a.baseline.is_empty() {
@@ -1091,6 +1131,14 @@ fn explain_cmd(a: ExplainArgs) -> Result<()> {
 }
 
 fn rules_cmd(a: RulesArgs) -> Result<()> {
+    if a.emit != Some(Emit::Sql) && (!a.columns.map.is_empty() || a.columns.schema.is_some()) {
+        return Err(Error::Usage(
+            "--map and --schema go with --emit sql (or with the commands that read logs)".into(),
+        ));
+    }
+    if a.emit != Some(Emit::Sql) && a.like.is_some() {
+        return Err(Error::Usage("--like goes with --emit sql".into()));
+    }
     match a.action {
         Some(RulesAction::Check { .. }) if a.emit.is_some() => Err(Error::Usage(
             "--emit prints one table; `rules check` prints none: use one or the other".into(),
@@ -1137,12 +1185,19 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
                     ))
                 }
             };
-            let rules = load_rules_or(&a.rule_args, RuleSet::gateway)?;
             let table = a.table.as_deref().unwrap_or(sql::DEFAULT_TABLE);
+            let columns = a.columns.column_map()?;
+            let (rules, source) = match &a.like {
+                Some(file) => like_source(&a.rule_args, dialect, table, file, &columns)?,
+                None => (
+                    load_rules_or(&a.rule_args, RuleSet::gateway)?,
+                    sql::Source::table(&sql::mapped_table(dialect, table, &columns)),
+                ),
+            };
             emit(&if a.summary {
-                sql::summary_query(&rules, dialect, table)?
+                sql::summary_query_from(&rules, dialect, &source)?
             } else {
-                sql::rows_query(&rules, dialect, table)?
+                sql::rows_query_from(&rules, dialect, &source)?
             })
         }
         None => {
@@ -1153,6 +1208,29 @@ fn rules_cmd(a: RulesArgs) -> Result<()> {
             })
         }
     }
+}
+
+/// `rules --emit sql --like FILE`: the sample read as `analyze` reads it, the rule table
+/// (`--rules`, else the one `analyze` picks for the sample's clock) and the query's source
+/// that maps the table's columns as the sample's are mapped.
+fn like_source(
+    rule_args: &RuleArgs,
+    dialect: tracediag::ruleset::sql::Dialect,
+    table: &str,
+    file: &Path,
+    columns: &source::columns::ColumnMap,
+) -> Result<(RuleSet, tracediag::ruleset::sql::Source)> {
+    let sample = source::like::sample(file, columns)?;
+    let rules = match rule_args.rules {
+        Some(_) => load_rules_or(rule_args, RuleSet::gateway)?,
+        None => {
+            let found = sample.mapping.found().map(|(n, _)| n.to_string()).collect();
+            load_rules(rule_args)?.choose(&[found]).0
+        }
+    };
+    let added = tracediag::ruleset::sql::added_columns(&rules);
+    let source = tracediag::ruleset::like::source(dialect, table, &sample, &added)?;
+    Ok((rules, source))
 }
 
 fn report_cmd(a: ReportArgs) -> Result<()> {

@@ -109,7 +109,7 @@ impl fmt::Display for Refusal {
         }
         write!(
             f,
-            "\n  = note: tracediag reads per-request gateway logs with at least one timing field; `tracediag fields` lists the names it maps"
+            "\n  = note: tracediag reads per-request gateway logs with at least one timing field; `tracediag fields` lists the names it maps, and --map FIELD=COLUMN names a log's own columns"
         )
     }
 }

@@ -145,13 +145,14 @@ pub fn build_for(rules: &RuleSet, opts: &Options, scope: Scope) -> Result<Plan> 
         Scope::Log | Scope::Summary => (None, source::COHORT_ROWS),
         Scope::Request { id, cohort_rows } => (Some(id), cohort_rows),
     };
-    let loaded = source::load_for(
+    let loaded = source::load_mapped(
         &opts.inputs,
         opts.input_format,
         opts.on_bad_row,
         &carried,
         id,
         cohort_rows,
+        &opts.columns,
     )?;
     let (lf, inputs) = (loaded.lf, loaded.inputs);
     let mapped: Vec<std::collections::BTreeSet<String>> = inputs

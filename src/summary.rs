@@ -69,6 +69,9 @@ pub struct Summary {
     /// When a percentile is shown (`stats::support::RULE`).
     pub percentile_rule: &'static str,
     pub inputs: Vec<InputSummary>,
+    /// Fields read from the columns the user named (`--map`, `--schema`); absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mapped_columns: Vec<MappedColumn>,
     /// How client identifiers were written; only when the input had one (`ids`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_ids: Option<ClientIds>,
@@ -355,6 +358,46 @@ impl ClientIds {
                 "{fields} → salted HMAC-SHA256 (random per-run salt, fingerprint {fingerprint}; --salt for stable hashes, --keep-ids to keep them)"
             ),
         }
+    }
+}
+
+/// A field read from a column the user named (`--map`, `--schema`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MappedColumn {
+    pub field: String,
+    pub column: String,
+    /// The unit its numbers are in (s, ms, us, ns); absent when none was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<&'static str>,
+    /// `--map`, or `--schema FILE`.
+    pub given_by: String,
+}
+
+impl MappedColumn {
+    /// The user's mapping as the outputs record it.
+    pub fn of(map: &crate::source::columns::ColumnMap) -> Vec<MappedColumn> {
+        map.entries
+            .iter()
+            .map(|e| MappedColumn {
+                field: e.field.to_string(),
+                column: e.column.clone(),
+                unit: e.unit.map(|u| u.name()),
+                given_by: e.given.to_string(),
+            })
+            .collect()
+    }
+
+    /// The header's line for every renderer: "mapped by --map: first_sse_event_ms ←
+    /// ttft_ms, total_handler_ms ← latency_s (s)"; `None` without a mapping.
+    pub fn line(columns: &[MappedColumn]) -> Option<String> {
+        crate::source::columns::describe(columns.iter().map(|c| {
+            (
+                c.given_by.clone(),
+                c.field.clone(),
+                c.column.clone(),
+                c.unit,
+            )
+        }))
     }
 }
 

@@ -66,6 +66,10 @@ pub struct Throughput {
     pub percentile_rule: &'static str,
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
+    /// Gateway logs: fields read from the columns the user named (`--map`, `--schema`);
+    /// absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mapped_columns: Vec<crate::summary::MappedColumn>,
     /// Gateway logs: input files holding the same requests (counted once per file), when
     /// most duplicate ids come from them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,6 +220,7 @@ pub fn from_azure(paths: &[PathBuf], since: Option<i64>, until: Option<i64>) -> 
                 "input TPM counts every processed prompt token (ProcessedPromptTokens / InputTokens): conservative, prompt caching ignored".into(),
                 "windows the service reported no data for are left out, not counted as zero".into(),
             ],
+            mapped_columns: vec![],
             overlapping_inputs: None,
         })
     };
@@ -371,6 +376,7 @@ pub fn from_gateway(opts: &analyze::Options) -> Result<Throughput> {
             percentile_rule: support::RULE,
             rows,
             notes,
+            mapped_columns: crate::summary::MappedColumn::of(&opts.columns),
             overlapping_inputs: plan.overlap.clone(),
         })
     };
@@ -396,6 +402,11 @@ pub fn run(opts: &analyze::Options) -> Result<Throughput> {
         if !by.is_empty() {
             return Err(Error::Usage(
                 "--by applies to gateway request logs; Azure throughput is per deployment".into(),
+            ));
+        }
+        if !opts.columns.is_empty() {
+            return Err(Error::Usage(
+                "--map and --schema name a request log's columns; these are Azure Monitor metric exports".into(),
             ));
         }
         return from_azure(paths, since, until);

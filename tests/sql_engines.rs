@@ -244,48 +244,8 @@ fn duckdb_and_spark_reproduce_tracediag_row_for_row() {
             }
         }
 
-        let mut sql = serde_json::Map::new();
-        for dialect in ["duckdb", "spark", "trino"] {
-            for (what, extra) in [("rows", None), ("summary", Some("--summary"))] {
-                let mut a = vec!["rules", "--emit", "sql", "--dialect", dialect];
-                a.extend(&rule_args);
-                a.extend(extra);
-                let path = dir
-                    .path()
-                    .join(format!("{}_{dialect}_{what}.sql", case.name));
-                std::fs::write(&path, run(&a)).unwrap();
-                sql.insert(format!("{dialect}_{what}"), json!(path));
-            }
-        }
-        // The canonical columns: the query needs none of the adapter-only fields of another
-        // clock, and leaves out the metrics built on them; a table of a tool's clock reads
-        // that tool's fields.
-        let left_out = rules.adapter_metrics();
-        let own: BTreeSet<&str> = rules
-            .parts
-            .iter()
-            .flat_map(|p| p.applies_to.iter())
-            .filter_map(|f| tracediag::catalogue::adapter_of(f))
-            .collect();
-        let mut inputs: Vec<&str> = FIELDS
-            .iter()
-            .map(|f| f.name)
-            .filter(|f| tracediag::catalogue::adapter_of(f).is_none_or(|t| own.contains(t)))
-            .collect();
-        inputs.extend(["source_file", "source_row"]);
-        let mut compared = serde_json::Map::new();
-        let est = estimated_metrics(&rules);
-        for m in rules.metrics.iter().filter(|m| !left_out.contains(&m.name)) {
-            compared.insert(m.name.clone(), json!("float"));
-            if est[&m.name] {
-                compared.insert(format!("{}{ESTIMATED_SUFFIX}", m.name), json!("exact"));
-            }
-        }
-        compared.insert("class".into(), json!("exact"));
-        compared.insert("classes".into(), json!("exact"));
-        for c in SQL_QUALITY_CHECKS {
-            compared.insert(quality::column(&c), json!("exact"));
-        }
+        let sql = emit_queries(dir.path(), case.name, &rule_args);
+        let (inputs, compared) = engine_columns(&rules);
         let n_cols = compared.len();
         manifest.push(json!({
             "name": case.name,
@@ -298,27 +258,70 @@ fn duckdb_and_spark_reproduce_tracediag_row_for_row() {
             "figures": summary_figures(&rules),
         }));
         let classes = rules.class_order().len() + 1;
-        for engine in ["duckdb", "spark"] {
-            expected_lines.push(format!(
-                "rows {} {engine}: {rows} rows equal in {n_cols} columns",
-                case.name
-            ));
-            expected_lines.push(format!(
-                "summary {} {engine}: {classes} rows equal",
-                case.name
-            ));
-        }
-        for which in ["trino_rows", "trino_summary"] {
-            expected_lines.push(format!("parse {} {which}: one statement", case.name));
+        expected_lines.extend(expected_report(case.name, rows, n_cols, classes));
+    }
+    run_engines(&python, dir.path(), manifest, expected_lines);
+}
+
+/// Every dialect's rows and summary queries, emitted with `args` after `rules --emit sql
+/// --dialect D`, written to files: {"duckdb_rows": path, …}.
+fn emit_queries(dir: &Path, name: &str, args: &[&str]) -> serde_json::Map<String, Value> {
+    let mut sql = serde_json::Map::new();
+    for dialect in ["duckdb", "spark", "trino"] {
+        for (what, extra) in [("rows", None), ("summary", Some("--summary"))] {
+            let mut a = vec!["rules", "--emit", "sql", "--dialect", dialect];
+            a.extend(args);
+            a.extend(extra);
+            let path = dir.join(format!("{name}_{dialect}_{what}.sql"));
+            std::fs::write(&path, run(&a)).unwrap();
+            sql.insert(format!("{dialect}_{what}"), json!(path));
         }
     }
-    let manifest_path = dir.path().join("manifest.json");
+    sql
+}
+
+/// The canonical columns a table for `rules` has (the query needs none of the adapter-only
+/// fields of another clock, and leaves out the metrics built on them; a table of a tool's
+/// clock reads that tool's fields), and the columns compared with tracediag's.
+fn engine_columns(rules: &RuleSet) -> (Vec<&'static str>, serde_json::Map<String, Value>) {
+    let left_out = rules.adapter_metrics();
+    let own: BTreeSet<&str> = rules
+        .parts
+        .iter()
+        .flat_map(|p| p.applies_to.iter())
+        .filter_map(|f| tracediag::catalogue::adapter_of(f))
+        .collect();
+    let mut inputs: Vec<&str> = FIELDS
+        .iter()
+        .map(|f| f.name)
+        .filter(|f| tracediag::catalogue::adapter_of(f).is_none_or(|t| own.contains(t)))
+        .collect();
+    inputs.extend(["source_file", "source_row"]);
+    let mut compared = serde_json::Map::new();
+    let est = estimated_metrics(rules);
+    for m in rules.metrics.iter().filter(|m| !left_out.contains(&m.name)) {
+        compared.insert(m.name.clone(), json!("float"));
+        if est[&m.name] {
+            compared.insert(format!("{}{ESTIMATED_SUFFIX}", m.name), json!("exact"));
+        }
+    }
+    compared.insert("class".into(), json!("exact"));
+    compared.insert("classes".into(), json!("exact"));
+    for c in SQL_QUALITY_CHECKS {
+        compared.insert(quality::column(&c), json!("exact"));
+    }
+    (inputs, compared)
+}
+
+/// Run tests/sql/engines.py on the cases of `manifest`; its report must be `expected`.
+fn run_engines(python: &Path, dir: &Path, manifest: Vec<Value>, expected: Vec<String>) {
+    let manifest_path = dir.join("manifest.json");
     std::fs::write(
         &manifest_path,
         serde_json::to_string(&json!({ "cases": manifest })).unwrap(),
     )
     .unwrap();
-    let out = Command::new(&python)
+    let out = Command::new(python)
         .arg(root().join("tests/sql/engines.py"))
         .arg(&manifest_path)
         .output()
@@ -334,8 +337,25 @@ fn duckdb_and_spark_reproduce_tracediag_row_for_row() {
         "the engines disagree with tracediag (or did not run):\n{}\n{stderr}",
         mismatches.join("\n")
     );
+    // What was checked, for a run with --nocapture.
+    eprintln!("{stdout}");
     let got: Vec<&str> = stdout.lines().collect();
-    assert_eq!(got, expected_lines, "every case checked on every engine");
+    assert_eq!(got, expected, "every case checked on every engine");
+}
+
+/// The lines engines.py prints for a case that passes.
+fn expected_report(name: &str, rows: u64, n_cols: usize, classes: usize) -> Vec<String> {
+    let mut lines = vec![];
+    for engine in ["duckdb", "spark"] {
+        lines.push(format!(
+            "rows {name} {engine}: {rows} rows equal in {n_cols} columns"
+        ));
+        lines.push(format!("summary {name} {engine}: {classes} rows equal"));
+    }
+    for which in ["trino_rows", "trino_summary"] {
+        lines.push(format!("parse {name} {which}: one statement"));
+    }
+    lines
 }
 
 fn run_failing(args: &[&str]) -> (i32, String) {
@@ -547,4 +567,204 @@ fn duckdb_result_reads_back_with_from_sql_result() {
         stderr,
         "tracediag: error: fixtures/traces/traces.jsonl: --from-sql-result reads Parquet or CSV (what an engine writes from the emitted query); this file reads as JSON lines\n"
     );
+}
+
+/// tracediag's reference for a case: `analyze --out` (the canonical rows, with class and
+/// metrics) and `analyze --format json`, written to `dir`; returns their paths and the
+/// summary's request count.
+fn analyze_reference(dir: &Path, name: &str, args: &[&str]) -> (PathBuf, PathBuf, u64) {
+    let reference = dir.join(format!("{name}.parquet"));
+    let summary = dir.join(format!("{name}.json"));
+    let out = reference.display().to_string();
+    let mut with_out = vec!["analyze"];
+    with_out.extend(args);
+    with_out.extend(["--out", &out, "--quiet"]);
+    run(&with_out);
+    let mut with_json = vec!["analyze"];
+    with_json.extend(args);
+    with_json.extend(["--format", "json"]);
+    let json_text = run(&with_json);
+    std::fs::write(&summary, &json_text).unwrap();
+    let td: Value = serde_json::from_str(&json_text).unwrap();
+    (reference, summary, td["rows"].as_u64().unwrap())
+}
+
+/// The generated log with its own names, as a warehouse table has them: aliases
+/// (`model_name`, `status_code`, `result`, `stream`, `prompt_tokens`), dotted timing
+/// columns (`timing.auth_ms`), a Unix-time `timestamp` in seconds or milliseconds by row,
+/// and text where numbers and flags are expected (padded, blank, `NaN`, `1.5` tokens,
+/// `yes`/`0` flags, outcome words such as `Success` and `canceled`).
+fn own_names_log(path: &Path) {
+    let text = std::fs::read_to_string(fixture("generated/gateway.jsonl")).unwrap();
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let mut row = serde_json::Map::new();
+        row.insert("request_id".into(), v["request_id"].clone());
+        let ms = 1_793_577_600_000u64 + i as u64 * 1537;
+        row.insert(
+            "timestamp".into(),
+            if i % 2 == 0 {
+                json!(ms / 1000)
+            } else {
+                json!(ms)
+            },
+        );
+        for (from, to) in [
+            ("model", "model_name"),
+            ("group", "group"),
+            ("channel", "channel"),
+            ("status", "status_code"),
+            ("output_tokens", "completion_tokens"),
+        ] {
+            row.insert(to.into(), v[from].clone());
+        }
+        let outcome = v["outcome"].as_str().map(|o| match (o, i % 3) {
+            ("ok", 0) => "Success".to_string(),
+            ("ok", 1) => " OK ".to_string(),
+            ("cancelled", _) => "canceled".to_string(),
+            ("timeout", _) => "Timed_Out".to_string(),
+            (o, _) => o.to_string(),
+        });
+        row.insert("result".into(), json!(outcome));
+        let stream = match (v["is_stream"].as_bool(), i % 2) {
+            (Some(true), 0) => "yes",
+            (Some(true), _) => "TRUE",
+            (Some(false), 0) => "0",
+            (Some(false), _) => "no",
+            (None, _) => "",
+        };
+        row.insert("stream".into(), json!(stream));
+        let tokens = match (&v["input_tokens"], i % 17) {
+            (_, 3) => json!("1.5"),
+            (_, 5) => json!(" "),
+            (Value::Null, _) => Value::Null,
+            (t, _) => json!(format!(" {t} ")),
+        };
+        row.insert("prompt_tokens".into(), tokens);
+        for (name, value) in v["other"]["timing"].as_object().unwrap() {
+            let value = match (name.as_str(), i % 29) {
+                ("total_handler_ms", 4) => json!("NaN"),
+                ("total_handler_ms", 6) => json!(""),
+                ("total_handler_ms", _) => json!(format!(" {value} ")),
+                _ => value.clone(),
+            };
+            row.insert(format!("timing.{name}"), value);
+        }
+        row.insert("scenario".into(), v["scenario"].clone());
+        out.push_str(&Value::Object(row).to_string());
+        out.push('\n');
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// `--like` (issue 51, part 5): a table with its own names, read by DuckDB and Spark as
+/// they read the file (no canonical copy), through the query emitted `--like` the file;
+/// every request's metrics, flags, class and classes, and the summary, must equal what
+/// `tracediag analyze` gives on the file: a nested log (Parquet with an `other.timing`
+/// struct, JSON lines with `other` an object), `other` as a JSON string, a log of aliases,
+/// dotted columns, Unix times and text numbers, and a new-api log (its adapter's
+/// derivations, classified by the relay table `analyze` picks for it).
+#[test]
+fn duckdb_and_spark_read_a_table_like_its_sample() {
+    let python = python();
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("own_names.jsonl");
+    own_names_log(&own);
+    let generated = |f: &str| fixture(&format!("generated/{f}"));
+    // The fixture of part 3, its names given with --map: a path inside the JSON string
+    // `other` and one inside the object `usage` (a struct to the engines).
+    let mapped: Vec<&str> = [
+        "request_id=req",
+        "timestamp=started_ms:ms",
+        "model=llm",
+        "first_sse_event_ms=other.ttft",
+        "total_handler_ms=latency_s:s",
+        "output_tokens=usage.out",
+        "status=http",
+    ]
+    .iter()
+    .flat_map(|m| ["--map", m])
+    .collect();
+    let cases: [(&str, PathBuf, &str, &[&str]); 6] = [
+        (
+            "nested_parquet",
+            generated("gateway.parquet"),
+            "gateway",
+            &[],
+        ),
+        ("nested_jsonl", generated("gateway.jsonl"), "gateway", &[]),
+        (
+            "json_string",
+            generated("gateway_other_string.jsonl"),
+            "gateway",
+            &[],
+        ),
+        ("own_names", own, "gateway", &[]),
+        (
+            "mapped",
+            fixture("own_names/requests.jsonl"),
+            "gateway_coarse",
+            &mapped,
+        ),
+        ("newapi", generated("newapi.jsonl"), "relay", &[]),
+    ];
+    let mut manifest = vec![];
+    let mut expected = vec![];
+    for (name, file, table, map) in &cases {
+        let path = file.display().to_string();
+        let mut args = vec![path.as_str()];
+        args.extend(map.iter());
+        let (reference, summary, rows) = analyze_reference(dir.path(), name, &args);
+        args[0] = "--like";
+        args.insert(1, &path);
+        let sql = emit_queries(dir.path(), name, &args);
+        let rows_sql = std::fs::read_to_string(sql["duckdb_rows"].as_str().unwrap()).unwrap();
+        assert!(
+            rows_sql.contains(&format!("rule table `{table}`")),
+            "{name}: the table analyze picks\n{rows_sql}"
+        );
+        let rules = tables::shipped_table(table).unwrap();
+        let (_, mut compared) = engine_columns(&rules);
+        // And every canonical value the projection gives (not the client identifiers,
+        // which analyze hashes): what the rules read, and what they do not.
+        for f in FIELDS
+            .iter()
+            .filter(|f| !tracediag::catalogue::is_identifier(f.name))
+        {
+            let kind = match tracediag::source::dtype_of(f.kind) {
+                polars::prelude::DataType::Float64 => "float",
+                polars::prelude::DataType::Datetime(..) => "instant",
+                _ => "exact",
+            };
+            compared.insert(f.name.into(), json!(kind));
+        }
+        let (duckdb, spark) = if path.ends_with(".parquet") {
+            (format!("read_parquet('{path}')"), "parquet")
+        } else {
+            (
+                format!("read_json('{path}', format = 'newline_delimited')"),
+                "json",
+            )
+        };
+        expected.extend(expected_report(
+            name,
+            rows,
+            compared.len(),
+            rules.class_order().len() + 1,
+        ));
+        manifest.push(json!({
+            "name": name,
+            "reference": reference,
+            "summary_json": summary,
+            "sql": sql,
+            "tables": {"duckdb": duckdb, "spark": {"format": spark, "path": path}},
+            "key": "request_id",
+            "input_columns": [],
+            "compared_columns": compared,
+            "class_order": rules.class_order(),
+            "figures": summary_figures(&rules),
+        }));
+    }
+    run_engines(&python, dir.path(), manifest, expected);
 }

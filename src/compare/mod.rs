@@ -185,6 +185,8 @@ struct Settings {
     /// The split column: it differs by construction, so its mix is not checked.
     split: Option<String>,
     window: Option<Window>,
+    /// The columns the user named (`--map`, `--schema`).
+    mapped_columns: Vec<crate::summary::MappedColumn>,
     /// Reported metrics neither cohort can compute (`Plan::uncomputable`), and the tools
     /// whose figures the cohorts' inputs hold (`Plan::tools`): left out, and named.
     uncomputable: Vec<String>,
@@ -333,6 +335,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
         resamples: opts.resamples,
         split,
         window,
+        mapped_columns: crate::summary::MappedColumn::of(&opts.read.columns),
         uncomputable,
         tools,
     };
@@ -460,6 +463,7 @@ pub fn run(rules: &RuleSet, opts: &Options) -> Result<Comparison> {
         percentile_rule: support::RULE,
         split: settings.split.clone(),
         window: settings.window.clone(),
+        mapped_columns: settings.mapped_columns.clone(),
         cohorts: vec![a.summary, b.summary],
         contract,
         bootstrap: Bootstrap {

@@ -20,6 +20,9 @@ pub struct Comparison {
     pub split: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
+    /// Fields read from the columns the user named (`--map`, `--schema`); absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mapped_columns: Vec<crate::summary::MappedColumn>,
     /// A, then B.
     pub cohorts: Vec<CohortSummary>,
     /// Checked before any ranking.

@@ -93,6 +93,7 @@ pub fn run(rules: &RuleSet, opts: &Options, target: &Target) -> Result<Explanati
 /// What an explanation says about the run besides its requests.
 pub struct About {
     inputs: Vec<String>,
+    mapped_columns: Vec<crate::summary::MappedColumn>,
     window: Option<Window>,
     client_ids: Option<ClientIds>,
     bad_rows: Option<BadRows>,
@@ -110,6 +111,7 @@ impl About {
                 .iter()
                 .map(|i| i.path.display().to_string())
                 .collect(),
+            mapped_columns: crate::summary::MappedColumn::of(&opts.columns),
             window: analyze::window(opts),
             client_ids: plan.id_policy.record(ids::found(&plan.inputs)),
             bad_rows: analyze::bad_rows(

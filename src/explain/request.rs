@@ -78,6 +78,7 @@ pub fn request(
         tool: tool(),
         rules: RulesInfo::of(rules),
         inputs: about.inputs.clone(),
+        mapped_columns: about.mapped_columns.clone(),
         window: about.window.clone(),
         client_ids: about.client_ids.clone(),
         bad_rows: about.bad_rows.clone(),

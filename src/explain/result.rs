@@ -48,6 +48,9 @@ pub struct RequestExplanation {
     pub tool: String,
     pub rules: RulesInfo,
     pub inputs: Vec<String>,
+    /// Fields read from the columns the user named (`--map`, `--schema`); absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mapped_columns: Vec<crate::summary::MappedColumn>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
     /// How client identifiers were written; only when the input had one.
@@ -249,6 +252,9 @@ pub struct ClassExplanation {
     pub tool: String,
     pub rules: RulesInfo,
     pub inputs: Vec<String>,
+    /// Fields read from the columns the user named (`--map`, `--schema`); absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mapped_columns: Vec<crate::summary::MappedColumn>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
     /// How client identifiers were written; only when the input had one.

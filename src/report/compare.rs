@@ -54,6 +54,9 @@ pub fn terminal(c: &Comparison, width: Width) -> String {
             s.inputs.join(", ")
         ));
     }
+    if let Some(m) = crate::summary::MappedColumn::line(&c.mapped_columns) {
+        line(m);
+    }
     if let Some(w) = &c.window {
         line(format!(
             "window: {} ≤ received < {} (requests without a timestamp are left out)",
@@ -195,6 +198,9 @@ pub fn markdown(c: &Comparison) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+    }
+    if let Some(m) = crate::summary::MappedColumn::line(&c.mapped_columns) {
+        out.push_str(&format!("- {}\n", md(&m)));
     }
     if let Some(w) = &c.window {
         out.push_str(&format!(

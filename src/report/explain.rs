@@ -8,7 +8,7 @@ use crate::explain::{
     exact, CheckResult, ClassExplanation, Explained, Explanation, Phase, PhaseKind,
     RequestExplanation, RuleEvidence, Timeline, Value,
 };
-use crate::summary::{ClientIds, RulesInfo, Window};
+use crate::summary::{ClientIds, MappedColumn, RulesInfo, Window};
 
 /// Width of the waterfall bar: the request's end-to-end time (narrower on a narrow terminal).
 pub const BAR_WIDTH: usize = 50;
@@ -29,13 +29,45 @@ pub fn terminal(e: &Explanation, width: Width) -> String {
     fit(&text, width)
 }
 
-fn header(
-    what: &str,
-    rules: &RulesInfo,
-    inputs: &[String],
-    window: &Option<Window>,
-    client_ids: &Option<ClientIds>,
-) -> String {
+/// What both explanations' headers say about the run.
+struct Run<'a> {
+    rules: &'a RulesInfo,
+    inputs: &'a [String],
+    mapped: &'a [MappedColumn],
+    window: &'a Option<Window>,
+    client_ids: &'a Option<ClientIds>,
+}
+
+impl Run<'_> {
+    fn of_request(r: &RequestExplanation) -> Run<'_> {
+        Run {
+            rules: &r.rules,
+            inputs: &r.inputs,
+            mapped: &r.mapped_columns,
+            window: &r.window,
+            client_ids: &r.client_ids,
+        }
+    }
+
+    fn of_class(c: &ClassExplanation) -> Run<'_> {
+        Run {
+            rules: &c.rules,
+            inputs: &c.inputs,
+            mapped: &c.mapped_columns,
+            window: &c.window,
+            client_ids: &c.client_ids,
+        }
+    }
+}
+
+fn header(what: &str, run: Run) -> String {
+    let Run {
+        rules,
+        inputs,
+        mapped,
+        window,
+        client_ids,
+    } = run;
     let mut out = format!(
         "{} — {what} — rules: {} ({})\ninput: {}\n",
         crate::summary::tool(),
@@ -43,6 +75,9 @@ fn header(
         rules.source,
         inputs.join(", ")
     );
+    if let Some(m) = MappedColumn::line(mapped) {
+        out.push_str(&format!("{m}\n"));
+    }
     if let Some(ids) = client_ids {
         out.push_str(&format!("client ids: {}\n", ids.describe()));
     }
@@ -77,10 +112,7 @@ fn or_dash(s: &str) -> &str {
 fn request(r: &RequestExplanation, width: Width) -> String {
     let mut out = header(
         &format!("explain request `{}`", r.request_id),
-        &r.rules,
-        &r.inputs,
-        &r.window,
-        &r.client_ids,
+        Run::of_request(r),
     );
     if r.occurrences > 1 {
         out.push_str(&format!(
@@ -514,13 +546,7 @@ fn cohort(out: &mut String, e: &Explained, width: Width) {
 }
 
 fn class(c: &ClassExplanation, width: Width) -> String {
-    let mut out = header(
-        &format!("explain class `{}`", c.class),
-        &c.rules,
-        &c.inputs,
-        &c.window,
-        &c.client_ids,
-    );
+    let mut out = header(&format!("explain class `{}`", c.class), Run::of_class(c));
     out.push('\n');
     match (c.order, &c.when) {
         (Some(order), Some(when)) => out.push_str(&format!(
@@ -594,12 +620,14 @@ pub fn markdown(e: &Explanation) -> String {
     }
 }
 
-fn header_md(
-    rules: &RulesInfo,
-    inputs: &[String],
-    window: &Option<Window>,
-    client_ids: &Option<ClientIds>,
-) -> String {
+fn header_md(run: Run) -> String {
+    let Run {
+        rules,
+        inputs,
+        mapped,
+        window,
+        client_ids,
+    } = run;
     let mut out = format!(
         "{} — rules: {} ({}). All times are UTC.\n\n- input: {}\n",
         md(&crate::summary::tool()),
@@ -611,6 +639,9 @@ fn header_md(
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Some(m) = MappedColumn::line(mapped) {
+        out.push_str(&format!("- {}\n", md(&m)));
+    }
     if let Some(ids) = client_ids {
         out.push_str(&format!("- client ids: {}\n", md(&ids.describe())));
     }
@@ -627,7 +658,7 @@ fn header_md(
 
 fn request_md(r: &RequestExplanation) -> String {
     let mut out = format!("# Request {}\n\n", code(&r.request_id));
-    out.push_str(&header_md(&r.rules, &r.inputs, &r.window, &r.client_ids));
+    out.push_str(&header_md(Run::of_request(r)));
     if r.occurrences > 1 {
         out.push_str(&format!(
             "\nRequest {} appears {} times (a duplicate id): each row is explained below, in input order.\n",
@@ -867,7 +898,7 @@ fn explained_md(out: &mut String, e: &Explained, h: &str) {
 
 fn class_md(c: &ClassExplanation) -> String {
     let mut out = format!("# Class {}\n\n", code(&c.class));
-    out.push_str(&header_md(&c.rules, &c.inputs, &c.window, &c.client_ids));
+    out.push_str(&header_md(Run::of_class(c)));
     out.push('\n');
     match (c.order, &c.when) {
         (Some(order), Some(when)) => out.push_str(&format!(

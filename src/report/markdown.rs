@@ -137,6 +137,9 @@ pub fn analysed(s: &Summary, w: &Weekly) -> Vec<(&'static str, String)> {
             .collect::<Vec<_>>()
             .join("; "),
     ));
+    if let Some(m) = crate::summary::MappedColumn::line(&s.mapped_columns) {
+        out.push(("Columns", m));
+    }
     if let Some(ids) = &s.client_ids {
         out.push(("Client ids", ids.describe()));
     }

@@ -6,7 +6,7 @@ use comfy_table::{CellAlignment, Table};
 
 use super::{fit, fmt_pct, fmt_share, plural, render, table, Renderer, Width};
 use crate::peer::{pooled, Figures, PeerFigures};
-use crate::summary::{LeftOut, MetricRow, Summary};
+use crate::summary::{LeftOut, MappedColumn, MetricRow, Summary};
 
 /// The terminal report at a width.
 pub struct Terminal(pub Width);
@@ -107,6 +107,9 @@ impl Renderer for Terminal {
         ));
         for i in &s.inputs {
             line(format!("input: {} ({}, {})", i.path, i.format, i.mapped()));
+        }
+        if let Some(m) = MappedColumn::line(&s.mapped_columns) {
+            line(m);
         }
         if let Some(ids) = &s.client_ids {
             line(format!("client ids: {}", ids.describe()));

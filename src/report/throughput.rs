@@ -22,6 +22,10 @@ pub fn terminal(t: &Throughput, width: Width) -> String {
         t.last_minute.as_deref().unwrap_or("?"),
         t.percentile_rule
     );
+    if let Some(m) = crate::summary::MappedColumn::line(&t.mapped_columns) {
+        // Under the first line, before the blank one.
+        out.insert_str(out.len() - 1, &format!("{m}\n"));
+    }
     let mut header: Vec<String> = t.by.clone();
     header.extend(["minutes", "per minute", "min", "mean", "p95", "max"].map(String::from));
     let n = t.by.len();

@@ -6,6 +6,7 @@
 
 pub mod compile;
 mod file;
+pub mod like;
 pub mod sql;
 pub mod tables;
 pub mod timeline;

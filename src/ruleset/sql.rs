@@ -47,7 +47,7 @@ impl Dialect {
     }
 
     /// A quoted identifier: `"name"`, or `` `name` `` in Spark.
-    fn ident(self, name: &str) -> String {
+    pub(crate) fn ident(self, name: &str) -> String {
         match self {
             Dialect::Spark => format!("`{}`", name.replace('`', "``")),
             Dialect::DuckDb | Dialect::Trino => format!("\"{}\"", name.replace('"', "\"\"")),
@@ -56,7 +56,7 @@ impl Dialect {
 
     /// A string literal. Spark reads backslash escapes inside quotes and joins adjacent
     /// literals (`'a''b'` is `ab` there), so it escapes with backslashes.
-    fn string(self, s: &str) -> String {
+    pub(crate) fn string(self, s: &str) -> String {
         match self {
             Dialect::Spark => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
             Dialect::DuckDb | Dialect::Trino => format!("'{}'", s.replace('\'', "''")),
@@ -79,7 +79,7 @@ pub const DEFAULT_TABLE: &str = "requests";
 
 /// A DOUBLE literal: exponent notation is DOUBLE in DuckDB, Spark and Trino alike (a plain
 /// `0.5` is a DECIMAL in Spark and Trino).
-fn number(x: f64) -> String {
+pub(crate) fn number(x: f64) -> String {
     let s = format!("{x:e}");
     if x < 0.0 {
         format!("({s})")
@@ -333,8 +333,56 @@ fn metric_levels(rules: &RuleSet) -> Vec<Vec<usize>> {
     levels
 }
 
+/// What the query reads: a table (or table expression) with the canonical columns, or a
+/// table of its own names read through common table expressions that map them
+/// (`like::source`, `rules --emit sql --like`).
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The table as the user named it, for the header.
+    pub table: String,
+    /// Expressions read before the metrics, in order; the last one is what they read.
+    pub ctes: Vec<(String, String)>,
+    /// The header's paragraph on what is read, in place of the canonical table's.
+    pub reads: Option<String>,
+}
+
+impl Source {
+    /// A table that has the canonical columns.
+    pub fn table(table: &str) -> Source {
+        Source {
+            table: table.to_string(),
+            ctes: vec![],
+            reads: None,
+        }
+    }
+
+    /// What the first metrics read: the last expression, else the table.
+    fn from(&self) -> String {
+        self.ctes
+            .last()
+            .map_or_else(|| self.table.clone(), |(name, _)| name.clone())
+    }
+}
+
+/// The columns the per-request query adds to what it reads: the metrics (and their
+/// `_estimated` flags), `class`, `classes` and the data-quality flags.
+pub fn added_columns(rules: &RuleSet) -> Vec<String> {
+    let est = estimated_metrics(rules);
+    let off = rules.adapter_metrics();
+    let mut out = vec![];
+    for m in rules.metrics.iter().filter(|m| !off.contains(&m.name)) {
+        out.push(m.name.clone());
+        if est.get(&m.name).copied().unwrap_or(false) {
+            out.push(format!("{}{ESTIMATED_SUFFIX}", m.name));
+        }
+    }
+    out.extend(["class".to_string(), "classes".to_string()]);
+    out.extend(SQL_QUALITY_CHECKS.iter().map(quality::column));
+    out
+}
+
 /// The common table expressions of the per-request query, the last one `classified`.
-fn row_ctes(rules: &RuleSet, d: Dialect, table: &str) -> Result<Vec<(String, String)>> {
+fn row_ctes(rules: &RuleSet, d: Dialect, source: &Source) -> Result<Vec<(String, String)>> {
     if rules.catalogue != Catalogue::Gateway {
         return Err(Error::Usage(format!(
             "--emit sql: the table `{}` is written against Azure Monitor windows, which tracediag builds from metric exports itself; only gateway request-log tables run as SQL",
@@ -353,8 +401,8 @@ fn row_ctes(rules: &RuleSet, d: Dialect, table: &str) -> Result<Vec<(String, Str
         params: rules.param_values(),
         estimated: &est,
     };
-    let mut ctes = vec![];
-    let mut from = table.to_string();
+    let mut ctes = source.ctes.clone();
+    let mut from = source.from();
     for (l, members) in metric_levels(rules).into_iter().enumerate() {
         let mut cols = vec![];
         for i in members {
@@ -512,9 +560,13 @@ fn quality_flag(rules: &RuleSet, e: &Emitter, check: &quality::Check) -> String 
     }
 }
 
-fn header(rules: &RuleSet, d: Dialect, table: &str, what: &str) -> String {
+fn header(rules: &RuleSet, d: Dialect, source: &Source, what: &str) -> String {
     // A table expression may span lines; in a `--` comment a line break would end it.
-    let table = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    let table = source
+        .table
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut h = String::new();
     let _ = writeln!(
         h,
@@ -523,15 +575,22 @@ fn header(rules: &RuleSet, d: Dialect, table: &str, what: &str) -> String {
         rules.source,
         d.name()
     );
-    let _ = writeln!(
-        h,
-        "-- Reads {table}: one row per request with the canonical columns (`tracediag fields`);"
-    );
+    match &source.reads {
+        Some(reads) => h.push_str(reads),
+        None => {
+            let _ = writeln!(
+                h,
+                "-- Reads {table}: one row per request with the canonical columns (`tracediag fields`);"
+            );
+            h.push_str(
+                "-- a field the logs lack is a column of NULLs. Its other columns pass through; none may\n\
+                 -- be named like a column this query adds. Client identifiers are used as they are in\n\
+                 -- the table (no rule may use them).\n",
+            );
+        }
+    }
     h.push_str(
-        "-- a field the logs lack is a column of NULLs. Its other columns pass through; none may\n\
-         -- be named like a column this query adds. Client identifiers are used as they are in\n\
-         -- the table (no rule may use them).\n\
-         -- Semantics as in tracediag: arithmetic on DOUBLE, x / 0 is NULL, greatest/least are\n\
+        "-- Semantics as in tracediag: arithmetic on DOUBLE, x / 0 is NULL, greatest/least are\n\
          -- NULL when an argument is, a rule matches only where its condition is TRUE.\n",
     );
     if !rules.params.is_empty() {
@@ -557,8 +616,13 @@ fn with(ctes: &[(String, String)]) -> String {
 /// The per-request query: every column of `table`, then the metrics (and their
 /// `_estimated` flags), `class`, `classes` and the `dq_*` flags of `SQL_QUALITY_CHECKS`.
 pub fn rows_query(rules: &RuleSet, d: Dialect, table: &str) -> Result<String> {
-    let ctes = row_ctes(rules, d, table)?;
-    let mut q = header(rules, d, table, "per-request metrics, class and tags");
+    rows_query_from(rules, d, &Source::table(table))
+}
+
+/// `rows_query` over any `Source`.
+pub fn rows_query_from(rules: &RuleSet, d: Dialect, source: &Source) -> Result<String> {
+    let ctes = row_ctes(rules, d, source)?;
+    let mut q = header(rules, d, source, "per-request metrics, class and tags");
     let _ = writeln!(
         q,
         "-- Adds: the metrics and their _estimated flags, class (the first rule that matches),\n\
@@ -604,7 +668,12 @@ pub fn summary_figures(rules: &RuleSet) -> Vec<String> {
 /// class in table order (zero counts included): requests, share, failures, and for each
 /// figure of `summary_figures` the non-null count `<figure>_n` and `<figure>_p50/_p95/_p99`.
 pub fn summary_query(rules: &RuleSet, d: Dialect, table: &str) -> Result<String> {
-    let mut ctes = row_ctes(rules, d, table)?;
+    summary_query_from(rules, d, &Source::table(table))
+}
+
+/// `summary_query` over any `Source`.
+pub fn summary_query_from(rules: &RuleSet, d: Dialect, source: &Source) -> Result<String> {
+    let mut ctes = row_ctes(rules, d, source)?;
     let c = |n: &str| d.ident(n);
     let figures = summary_figures(rules);
     let suffix = |q: f64| format!("p{}", (q * 100.0).round());
@@ -677,7 +746,7 @@ pub fn summary_query(rules: &RuleSet, d: Dialect, table: &str) -> Result<String>
             cols.push(format!("p.{}", c(&format!("{f}_{}", suffix(q)))));
         }
     }
-    let mut q = header(rules, d, table, "the analyze summary");
+    let mut q = header(rules, d, source, "the analyze summary");
     let _ = writeln!(
         q,
         "-- One row for all requests (position 0, class NULL), then one per class in table order:\n\
@@ -707,11 +776,69 @@ pub fn summary_query(rules: &RuleSet, d: Dialect, table: &str) -> Result<String>
     Ok(q)
 }
 
-fn string_type(d: Dialect) -> &'static str {
+pub(crate) fn string_type(d: Dialect) -> &'static str {
     match d {
         Dialect::DuckDb => "VARCHAR",
         Dialect::Spark => "STRING",
         Dialect::Trino => "VARCHAR",
+    }
+}
+
+/// The table with the user's columns (`--map`, `--schema`) added under the catalogue's
+/// names: `(SELECT *, <column> AS <field>, … FROM table) AS mapped`, each time converted to
+/// milliseconds and each timestamp in a unit read as Unix time. A dotted column is a path
+/// into nested fields (a struct, a ROW); the table's other columns pass through. The
+/// checks against a file's columns (`source::columns::apply`) have no table to run on
+/// here: the engine names a column it lacks.
+pub fn mapped_table(
+    d: Dialect,
+    table: &str,
+    columns: &crate::source::columns::ColumnMap,
+) -> String {
+    if columns.is_empty() {
+        return table.to_string();
+    }
+    let cols: Vec<String> = columns
+        .entries
+        .iter()
+        .map(|e| {
+            let path: Vec<String> = e.column.split('.').map(|p| d.ident(p)).collect();
+            let x = path.join(".");
+            let kind = catalogue::field(e.field).map(|f| f.kind);
+            let value = match (e.unit, kind) {
+                (Some(u), Some(Kind::Timestamp)) => {
+                    // Seconds since the epoch, as each engine reads them.
+                    let seconds = scaled(&x, u.in_ms() / 1e3);
+                    match d {
+                        Dialect::DuckDb => format!("to_timestamp({seconds})"),
+                        Dialect::Spark => format!("timestamp_seconds({seconds})"),
+                        Dialect::Trino => format!("from_unixtime({seconds})"),
+                    }
+                }
+                (Some(u), _) => scaled(&x, u.in_ms()),
+                // Typed as the catalogue types the field (a time of integers is DOUBLE).
+                (None, Some(Kind::Count | Kind::Code)) => format!("CAST({x} AS BIGINT)"),
+                (None, Some(k)) if k.is_timing() || matches!(k, Kind::Percent | Kind::Ratio) => {
+                    scaled(&x, 1.0)
+                }
+                (None, _) => x,
+            };
+            format!("{value} AS {}", d.ident(e.field))
+        })
+        .collect();
+    format!("(SELECT *, {} FROM {table}) AS mapped", cols.join(", "))
+}
+
+/// `x` (cast to DOUBLE) times `factor`, a fraction written as a division (1e-3 is `/ 1e3`,
+/// as the projection divides).
+fn scaled(x: &str, factor: f64) -> String {
+    let x = format!("CAST({x} AS DOUBLE)");
+    if factor == 1.0 {
+        x
+    } else if factor > 1.0 {
+        format!("{x} * {}", number(factor))
+    } else {
+        format!("{x} / {}", number(1.0 / factor))
     }
 }
 
@@ -817,6 +944,36 @@ why = "x"
         assert!(names(0).contains(&"t1_offset_ms"));
         assert!(names(1).contains(&"headers_at_ms"));
         assert!(names(2).contains(&"prefill_ms"));
+    }
+
+    /// With the user's columns the queries still parse in every dialect.
+    #[test]
+    fn mapped_tables_parse_in_each_dialect() {
+        let rules = RuleSet::gateway().unwrap();
+        let map = crate::source::columns::ColumnMap::from_args(
+            &[
+                "first_sse_event_ms=ttft_ms".into(),
+                "total_handler_ms=other.timing.latency_s:s".into(),
+                "timestamp=started:ms".into(),
+                "output_tokens=out_tok".into(),
+            ],
+            None,
+        )
+        .unwrap();
+        for d in [Dialect::DuckDb, Dialect::Spark, Dialect::Trino] {
+            let table = mapped_table(d, "logs", &map);
+            for q in [
+                rows_query(&rules, d, &table).unwrap(),
+                summary_query(&rules, d, &table).unwrap(),
+            ] {
+                sqlparser::parser::Parser::parse_sql(&*parser_for(d), &q)
+                    .unwrap_or_else(|e| panic!("{}: {e}\n{q}", d.name()));
+            }
+        }
+        assert_eq!(
+            mapped_table(Dialect::DuckDb, "logs", &Default::default()),
+            "logs"
+        );
     }
 
     #[test]

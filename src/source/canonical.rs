@@ -29,6 +29,12 @@ pub enum Origin {
     Nested(Vec<String>),
     /// A field of `other.timing` inside a JSON string column `other`.
     JsonString(String),
+    /// A path inside a column of JSON text (`--map`): the column, and the keys down to
+    /// the value.
+    JsonPath {
+        column: String,
+        path: Vec<String>,
+    },
     Absent,
 }
 
@@ -39,6 +45,9 @@ impl std::fmt::Display for Origin {
             Origin::Column(c) => write!(f, "column `{c}`"),
             Origin::Nested(p) => write!(f, "nested `{}`", p.join(".")),
             Origin::JsonString(n) => write!(f, "JSON string `other` → timing.{n}"),
+            Origin::JsonPath { column, path } => {
+                write!(f, "JSON string `{column}` → {}", path.join("."))
+            }
             Origin::Absent => f.write_str("absent"),
         }
     }
@@ -57,9 +66,19 @@ pub struct Mapping {
     /// The timestamp holds Unix times (numbers, or text of numbers), read with the unit
     /// each value's size tells (`timestamp::unix_time`); the summary says so.
     pub unix_time: bool,
+    /// The fields the user mapped (`--map`, `--schema`), in catalogue order.
+    pub by_user: Vec<String>,
+    /// Of them, those whose numbers are in a unit of the user's: a time is converted to
+    /// milliseconds, a timestamp read as Unix time in that unit.
+    pub units: Vec<(String, super::columns::Unit)>,
 }
 
 impl Mapping {
+    /// The unit the user gave `field`'s numbers in (`--map FIELD=COLUMN:UNIT`).
+    pub fn unit_of(&self, field: &str) -> Option<super::columns::Unit> {
+        self.units.iter().find(|(f, _)| f == field).map(|(_, u)| *u)
+    }
+
     pub fn found(&self) -> impl Iterator<Item = (&str, &Origin)> {
         self.fields
             .iter()
@@ -69,6 +88,8 @@ impl Mapping {
 }
 
 const JSON_COL: &str = "__other_decoded";
+/// A timestamp's text taken out of a struct or a JSON string (`--map`) to be parsed.
+const USER_TIMESTAMP: &str = "__user_timestamp";
 
 /// Prefix of the per-field flag columns marking values that did not parse.
 pub const UNPARSED_PREFIX: &str = "__unparsed_";
@@ -107,7 +128,7 @@ fn struct_path<'a>(schema: &'a Schema, path: &[&str]) -> Option<&'a DataType> {
 
 /// Whether a column of this type can hold the field's values. A type that cannot (a
 /// boolean latency, a struct token count) is a fault of the whole column, not of rows.
-fn readable_as(kind: Kind, dtype: &DataType) -> bool {
+pub(super) fn readable_as(kind: Kind, dtype: &DataType) -> bool {
     let numeric = dtype.is_primitive_numeric() || dtype.is_decimal();
     let text_or_null = matches!(dtype, DataType::String | DataType::Null);
     match kind {
@@ -120,7 +141,7 @@ fn readable_as(kind: Kind, dtype: &DataType) -> bool {
     }
 }
 
-fn expected(kind: Kind) -> &'static str {
+pub(super) fn expected(kind: Kind) -> &'static str {
     match kind {
         Kind::Flag => "a boolean, 0/1 or text",
         Kind::Timestamp => "a date-time, a Unix time or ISO 8601 text",
@@ -198,6 +219,7 @@ pub fn map(schema: &Schema, path: &Path) -> Result<Mapping> {
         fields,
         shadowed,
         unix_time,
+        ..Default::default()
     })
 }
 
@@ -207,7 +229,7 @@ fn renamed(raw: LazyFrame, schema: &Schema) -> LazyFrame {
     // A column of the file named like one of the columns added here (no catalogue field
     // is) would clash with it; the mapping never reads it, so it is renamed out of the way.
     // (Not dropped: a file whose only column it is would then have no rows.)
-    let clashing: Vec<&str> = [ROW_COL, JSON_COL]
+    let clashing: Vec<&str> = [ROW_COL, JSON_COL, USER_TIMESTAMP]
         .into_iter()
         .chain(timestamp::INTERNAL)
         .filter(|n| schema.contains(n))
@@ -355,7 +377,7 @@ pub fn rows_holding(
 }
 
 /// A flat or nested column of the file as an expression.
-fn source_expr(origin: &Origin) -> Expr {
+pub(super) fn source_expr(origin: &Origin) -> Expr {
     match origin {
         Origin::Column(c) => col(c.as_str()),
         Origin::Nested(path) => {
@@ -370,8 +392,24 @@ fn source_expr(origin: &Origin) -> Expr {
             .field_by_name("timing")
             .struct_()
             .field_by_name(n),
+        // The matched value as text (a number as its JSON text), parsed as a CSV cell is.
+        Origin::JsonPath { column, path } => text_cell(col(column.as_str()))
+            .str()
+            .json_path_match(lit(json_path(path))),
         Origin::Absent => lit(NULL),
     }
+}
+
+/// A JSONPath to `keys`, each quoted so that any key reads (`$['other']['ttft']`).
+pub(super) fn json_path(keys: &[String]) -> String {
+    let mut p = String::from("$");
+    for k in keys {
+        p.push_str(&format!(
+            "['{}']",
+            k.replace('\\', "\\\\").replace('\'', "\\'")
+        ));
+    }
+    p
 }
 
 /// The projection: canonical columns only, typed per the catalogue, plus the source file
@@ -449,14 +487,24 @@ pub fn select(
         let cleaned = text_cell(col("other"));
         lf = lf.with_column(cleaned.str().json_decode(dtype).alias(JSON_COL));
     }
-    if let Some((_, Origin::Column(c), DataType::String)) =
-        mapping.fields.iter().find(|(n, _, _)| n == "timestamp")
-    {
-        let forms = match rows {
-            Rows::Part { forms, .. } => forms.to_vec(),
-            _ => timestamp::forms(&raw, c),
-        };
-        lf = timestamp::parse_text_column(lf, c, &forms);
+    // A timestamp of text is parsed before the projection; one in a unit of the user's is
+    // a number (Unix time), read in the projection.
+    match mapping.fields.iter().find(|(n, _, _)| n == "timestamp") {
+        _ if mapping.unit_of("timestamp").is_some() => {}
+        Some((_, Origin::Column(c), DataType::String)) => {
+            let forms = match rows {
+                Rows::Part { forms, .. } => forms.to_vec(),
+                _ => timestamp::forms(&raw, c),
+            };
+            lf = timestamp::parse_text_column(lf, c, &forms);
+        }
+        // Text inside a struct or a JSON string (`--map`): taken out into a column first.
+        Some((_, origin @ (Origin::Nested(_) | Origin::JsonPath { .. }), DataType::String)) => {
+            lf = lf.with_column(source_expr(origin).alias(USER_TIMESTAMP));
+            let forms = timestamp::forms(&lf, USER_TIMESTAMP);
+            lf = timestamp::parse_text_column(lf, USER_TIMESTAMP, &forms);
+        }
+        _ => {}
     }
     let kinds: BTreeMap<&str, Kind> = FIELDS.iter().map(|f| (f.name, f.kind)).collect();
     // For a copy, each text cell is trimmed once and each number parsed once, into columns
@@ -520,12 +568,25 @@ pub fn select(
             exprs.push(lit(NULL).cast(target).alias(name.as_str()));
             continue;
         }
-        let source = if kind == Kind::Timestamp {
-            source_expr(origin)
-        } else {
-            cell(name, dtype, origin)
+        let unit = mapping.unit_of(name);
+        let source = match kind {
+            Kind::Timestamp if unit.is_some() && *dtype == DataType::String => {
+                text_cell(source_expr(origin))
+            }
+            Kind::Timestamp => source_expr(origin),
+            _ => cell(name, dtype, origin),
         };
-        let value = normalize(source.clone(), kind, dtype, number(name, dtype, origin));
+        let value = match unit {
+            // Unix time in the user's unit.
+            Some(u) if kind == Kind::Timestamp => unix_time_in(source.clone(), u),
+            Some(u) => u.to_ms(normalize(
+                source.clone(),
+                kind,
+                dtype,
+                number(name, dtype, origin),
+            )),
+            None => normalize(source.clone(), kind, dtype, number(name, dtype, origin)),
+        };
         if !matches!(kind, Kind::Label) {
             // A value present in the file that did not survive as the field's type (text
             // that is not a number, NaN, an infinity): a data-quality finding.
@@ -561,6 +622,15 @@ pub fn select(
         exprs.push(col(c.as_str()).alias(format!("{CARRIED_PREFIX}{c}").as_str()));
     }
     lf.select(exprs).with_column(outcome_expr(col("outcome")))
+}
+
+/// A number of Unix time in `unit` as a timestamp (ms); null where it is not a finite
+/// number.
+fn unix_time_in(e: Expr, unit: super::columns::Unit) -> Expr {
+    unit.to_ms(finite_values(e.cast(DataType::Float64)))
+        .floor()
+        .cast(DataType::Int64)
+        .cast(DataType::Datetime(TimeUnit::Milliseconds, None))
 }
 
 /// How `select` evaluates a value used several times (a cell's trimmed text, its number).
@@ -754,7 +824,7 @@ fn flag_word(text: &str) -> Option<bool> {
 }
 
 /// The words logs write for an outcome, by the outcome they mean (compared in lower case).
-const OUTCOME_WORDS: [(&str, &[&str]); 4] = [
+pub const OUTCOME_WORDS: [(&str, &[&str]); 4] = [
     ("ok", &["ok", "success", "succeeded", "completed", "done"]),
     ("error", &["error", "failed", "failure", "fail"]),
     (
@@ -828,7 +898,8 @@ fn outcome_of(outcome: &Column, status: &Column) -> PolarsResult<Column> {
 }
 
 /// The outcome an HTTP status means: 499 cancelled (the client went away), 408 and 504
-/// timeout, 2xx and 3xx ok, anything else an error.
+/// timeout, 2xx and 3xx ok, anything else an error. (`ruleset::like` writes the same in
+/// SQL.)
 fn status_word(status: i64) -> &'static str {
     match status {
         499 => "cancelled",

@@ -16,12 +16,22 @@ pub fn scan_lines(
     repaired: Option<&super::spool::Spooled>,
     types: &super::rowcheck::Types,
 ) -> Result<LazyFrame> {
+    scan_lines_with(path, repaired, types.schema())
+}
+
+/// `scan_lines` with the schema given (the row check's, widened by the user's columns:
+/// `columns::json_schema`).
+pub fn scan_lines_with(
+    path: &Path,
+    repaired: Option<&super::spool::Spooled>,
+    schema: Schema,
+) -> Result<LazyFrame> {
     if repaired.is_some_and(|r| std::fs::metadata(r.path()).is_ok_and(|m| m.len() == 0)) {
         // Every row was bad and skipped: no rows, no columns.
         return Ok(DataFrame::empty().lazy());
     }
     LazyJsonLineReader::new_with_sources(super::scan_sources(path, repaired)?)
-        .with_schema(Some(Arc::new(types.schema())))
+        .with_schema(Some(Arc::new(schema)))
         .finish()
         .map_err(|e| {
             Error::input(
@@ -31,15 +41,10 @@ pub fn scan_lines(
         })
 }
 
-/// A JSON array of `elements` objects, read with the schema the row check found (`types`:
-/// the keys the mapping may read, typed by what they hold): content keys never become
-/// columns.
-pub fn read_array(
-    path: &Path,
-    types: &super::rowcheck::Types,
-    elements: usize,
-) -> Result<LazyFrame> {
-    let schema = types.schema();
+/// A JSON array of `elements` objects, read with `schema`: the row check's (`Types`: the
+/// keys the mapping may read, typed by what they hold), widened by the user's columns
+/// (`columns::json_schema`). Content keys never become columns.
+pub fn read_array(path: &Path, schema: Schema, elements: usize) -> Result<LazyFrame> {
     if schema.is_empty() {
         // No key the mapping reads: the requests are still there, each with nothing known.
         return Ok(DataFrame::empty_with_height(elements).lazy());

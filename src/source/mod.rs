@@ -10,11 +10,13 @@ pub mod azure_logs;
 pub mod azure_requests;
 pub mod azure_windows;
 mod canonical;
+pub mod columns;
 mod copy;
 mod csv;
 pub mod genaiperf;
 pub mod higress;
 mod json;
+pub mod like;
 pub mod litellm;
 pub mod llmperf;
 mod location;
@@ -35,7 +37,9 @@ use polars::prelude::*;
 
 use crate::catalogue;
 use crate::error::{Error, Refusal, Result};
-pub use canonical::{dtype_of, Mapping, Origin, CARRIED_PREFIX, UNPARSED_PREFIX, UNREADABLE_COL};
+pub use canonical::{
+    dtype_of, Mapping, Origin, CARRIED_PREFIX, OUTCOME_WORDS, UNPARSED_PREFIX, UNREADABLE_COL,
+};
 pub use location::{line_and_column, LineMap, Locations};
 pub use rowcheck::{BadKind, BadRow, BadRowPolicy};
 pub use sniff::Content;
@@ -409,6 +413,21 @@ pub fn load_for(
     request: Option<&str>,
     cohort_rows: u64,
 ) -> Result<Loaded> {
+    let none = columns::ColumnMap::default();
+    load_mapped(paths, forced, policy, carried, request, cohort_rows, &none)
+}
+
+/// `load_for`, with the user's `columns` (`--map`, `--schema`) read as the fields they
+/// name.
+pub fn load_mapped(
+    paths: &[PathBuf],
+    forced: Option<InputFormat>,
+    policy: BadRowPolicy,
+    carried: &[String],
+    request: Option<&str>,
+    cohort_rows: u64,
+    columns: &columns::ColumnMap,
+) -> Result<Loaded> {
     let mut frames = vec![];
     let mut requests = vec![];
     let mut inputs = vec![];
@@ -442,11 +461,14 @@ pub fn load_for(
         let one = load_one(
             &opened,
             content,
-            policy,
-            inputs.len(),
-            &keys,
-            carried,
-            request.map(|id| (id, cohort_rows)),
+            Reading {
+                policy,
+                index: inputs.len(),
+                keys: &keys,
+                carried,
+                request: request.map(|id| (id, cohort_rows)),
+                columns,
+            },
         )
         .map_err(|e| opened.rename(e))?;
         frames.push(one.lf);
@@ -518,17 +540,29 @@ fn parquet_rows(raw: &LazyFrame, name: &Path) -> Result<()> {
     Ok(())
 }
 
+/// How `load_one` reads an input: the run's options, and the input's place among them.
+struct Reading<'a> {
+    policy: BadRowPolicy,
+    /// The input's position among the run's inputs.
+    index: usize,
+    /// The run's partition keys.
+    keys: &'a [String],
+    carried: &'a [String],
+    request: Option<(&'a str, u64)>,
+    columns: &'a columns::ColumnMap,
+}
+
 /// Read one opened input into its canonical lazy frame, or refuse it (`Error::Unusable`)
 /// when it holds nothing tracediag can time: no timing field, or no readable row.
-fn load_one(
-    opened: &spool::Opened,
-    content: Content,
-    policy: BadRowPolicy,
-    index: usize,
-    keys: &[String],
-    carried: &[String],
-    request: Option<(&str, u64)>,
-) -> Result<One> {
+fn load_one(opened: &spool::Opened, content: Content, reading: Reading) -> Result<One> {
+    let Reading {
+        policy,
+        index,
+        keys,
+        carried,
+        request,
+        columns,
+    } = reading;
     let path = opened.read.as_path();
     let refuse = |reason: String, columns: Vec<String>| {
         let read_as = if opened.gzip {
@@ -578,6 +612,22 @@ fn load_one(
         c => Some(recognise::json_keys(&opened.read, c)),
     };
     let mut elements = 0;
+    // A JSON log's top-level keys, where the user's columns are looked for (polars reads
+    // only the keys it is asked for).
+    let user_keys = match content {
+        Content::Log(InputFormat::JsonLines | InputFormat::JsonArray) | Content::JsonObject
+            if !columns.is_empty() =>
+        {
+            json_columns()
+        }
+        _ => None,
+    };
+    let json_schema = |types: &rowcheck::Types| -> Result<Schema> {
+        Ok(match &user_keys {
+            Some(k) => columns::json_schema(columns, types.schema(), k),
+            None => types.schema(),
+        })
+    };
     // A tool's log in the form it is written in (JSON lines, CSV, an array, one document),
     // which says how it is checked and whether its rows are its lines.
     let physical = match format {
@@ -586,9 +636,30 @@ fn load_one(
         }
         _ => None,
     };
+    // The user's columns are read from a table of the file's own columns, not from what
+    // a tool's adapter made of them.
+    if !columns.is_empty()
+        && !matches!(
+            content,
+            Content::Log(
+                InputFormat::Parquet
+                    | InputFormat::Csv
+                    | InputFormat::JsonLines
+                    | InputFormat::JsonArray
+            ) | Content::JsonObject
+        )
+    {
+        return Err(Error::input(
+            &opened.name,
+            format!(
+                "--map and --schema name the columns of a log read as parquet, csv, jsonl or json; this file reads as {} (--input-format jsonl, csv or json reads its own columns)",
+                content.read_as()
+            ),
+        ));
+    }
     // A CSV or JSON-lines log read whole is copied in the same reading as its check
-    // (`copy`).
-    let whole = request.is_none() && carried.is_empty();
+    // (`copy`); one with the user's columns through polars' reader (`typed_copy`).
+    let whole = request.is_none() && carried.is_empty() && columns.is_empty();
     if format == InputFormat::NewApi
         && whole
         && physical == Some(Content::Log(InputFormat::JsonLines))
@@ -672,8 +743,10 @@ fn load_one(
     let mut raw = match format {
         InputFormat::Parquet => parquet::scan(path)?,
         InputFormat::Csv => csv::scan(path, repaired.as_deref())?,
-        InputFormat::JsonLines => json::scan_lines(path, repaired.as_deref(), &checked.types)?,
-        InputFormat::JsonArray => json::read_array(path, &checked.types, elements)?,
+        InputFormat::JsonLines => {
+            json::scan_lines_with(path, repaired.as_deref(), json_schema(&checked.types)?)?
+        }
+        InputFormat::JsonArray => json::read_array(path, json_schema(&checked.types)?, elements)?,
         InputFormat::AzureRequestLog => azure_requests::read(path)?.frame.lazy(),
         InputFormat::NewApi => adapted(newapi::scan(path, repaired.as_deref())?, &mut notes),
         InputFormat::Higress => adapted(higress::scan(path, repaired.as_deref())?, &mut notes),
@@ -722,7 +795,17 @@ fn load_one(
     if format == InputFormat::Parquet {
         parquet_rows(&raw, &opened.name)?;
     }
-    let mapping = map_columns(&raw, &schema, path)?;
+    let mut mapping = map_columns(&raw, &schema, path)?;
+    if !columns.is_empty() {
+        columns::apply(
+            columns,
+            &mut mapping,
+            &raw,
+            &schema,
+            &opened.name,
+            user_keys.as_deref(),
+        )?;
+    }
     let missing: Vec<&str> = carried
         .iter()
         .filter(|c| !schema.contains(c))

@@ -5,7 +5,10 @@ checks this script's report).
     python engines.py MANIFEST.json
 
 For each case of the manifest: the table `requests` is the canonical columns (and the
-row's source_file/source_row, to match rows up) of tracediag's `analyze --out` Parquet.
+row's source_file/source_row, to match rows up) of tracediag's `analyze --out` Parquet;
+or, for a case with `tables` (a query emitted with `--like`), the raw log itself as each
+engine reads it, rows matched up by `key` (the request id; rows sharing one are matched
+to any equal row of the same id).
 DuckDB and Spark (local mode, one session for every case) run the per-request query; its
 metrics, _estimated flags, class, classes and dq_* flags must equal tracediag's for every
 row. They run the summary query; its counts, shares and failures must equal those counted
@@ -15,6 +18,7 @@ Trino queries must parse with sqlglot's Trino dialect. Prints one line per check
 exits 1 after listing every difference.
 """
 
+import datetime
 import json
 import math
 import sys
@@ -52,10 +56,55 @@ def key(row):
     return (row["source_file"], row["source_row"])
 
 
+def utc(t):
+    """A timestamp as naive UTC: tracediag's are UTC-aware, the engines' naive UTC."""
+    if t is None or t.tzinfo is None:
+        return t
+    return t.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def same(kind, a, b):
+    if kind == "float":
+        return close(a, b)
+    if kind == "instant":
+        return utc(a) == utc(b)
+    return a == b
+
+
+def same_row(ref, row, columns):
+    return all(same(kind, ref[c], row[c]) for c, kind in columns.items())
+
+
+def compare_keyed(case, engine, reference, got, columns):
+    """Rows matched by `case["key"]`: each of tracediag's rows to an equal engine row of
+    the same key, each engine row used once."""
+    k = case["key"]
+    by_key = {}
+    for r in got:
+        by_key.setdefault(r[k], []).append(r)
+    bad = 0
+    for ref in reference:
+        rows = by_key.get(ref[k], [])
+        match = next((i for i, r in enumerate(rows) if same_row(ref, r, columns)), None)
+        if match is None:
+            bad += 1
+            if bad <= 20:
+                near = rows[0] if rows else None
+                diff = {c: (ref[c], near[c]) for c in columns if near is not None and not same_row(ref, near, {c: columns[c]})}
+                fail(f"{case['name']} {engine}: {k} {ref[k]!r}: no equal row (tracediag, {engine}: {diff})")
+            continue
+        rows.pop(match)
+    if bad == 0:
+        print(f"rows {case['name']} {engine}: {len(reference)} rows equal in {len(columns)} columns")
+
+
 def compare_rows(case, engine, reference, got, columns):
     """`columns`: {name: "float"|"exact"}."""
     if len(got) != len(reference):
         fail(f"{case['name']} {engine}: {len(got)} rows, tracediag has {len(reference)}")
+        return
+    if "key" in case:
+        compare_keyed(case, engine, reference, got, columns)
         return
     by_key = {key(r): r for r in got}
     if len(by_key) != len(got):
@@ -165,8 +214,13 @@ def main():
         sql = {k: open(v).read() for k, v in case["sql"].items()}
 
         con = duckdb.connect()
-        select = ", ".join(f'"{c}"' for c in inputs)
-        con.execute(f"CREATE VIEW requests AS SELECT {select} FROM read_parquet('{case['reference']}')")
+        tables = case.get("tables")
+        if tables:
+            con.execute("SET TimeZone = 'UTC'")
+            con.execute(f"CREATE VIEW requests AS SELECT * FROM {tables['duckdb']}")
+        else:
+            select = ", ".join(f'"{c}"' for c in inputs)
+            con.execute(f"CREATE VIEW requests AS SELECT {select} FROM read_parquet('{case['reference']}')")
         got = con.execute(sql["duckdb_rows"])
         names = [d[0] for d in got.description]
         rows = [dict(zip(names, r)) for r in got.fetchall()]
@@ -175,7 +229,10 @@ def main():
         names = [d[0] for d in got.description]
         compare_summary(case, "duckdb", reference, summary_json, [dict(zip(names, r)) for r in got.fetchall()])
 
-        spark.read.parquet(case["reference"]).select(*inputs).createOrReplaceTempView("requests")
+        if tables:
+            spark.read.format(tables["spark"]["format"]).load(tables["spark"]["path"]).createOrReplaceTempView("requests")
+        else:
+            spark.read.parquet(case["reference"]).select(*inputs).createOrReplaceTempView("requests")
         rows = [r.asDict() for r in spark.sql(sql["spark_rows"]).collect()]
         compare_rows(case, "spark", reference, rows, columns)
         summary = [r.asDict() for r in spark.sql(sql["spark_summary"]).collect()]

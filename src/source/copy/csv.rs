@@ -54,7 +54,7 @@ impl CsvCopy {
             let column = match origin {
                 Origin::Column(c) => c.as_str(),
                 Origin::JsonString(_) => "other",
-                Origin::Nested(_) | Origin::Absent => return None,
+                Origin::Nested(_) | Origin::JsonPath { .. } | Origin::Absent => return None,
             };
             let (place, column, _) = schema.get_full(column)?;
             read.insert(place, column.clone());

@@ -156,6 +156,8 @@ impl JsonlCopy {
                         _ => return None,
                     }
                 }
+                // The user's columns (`--map`) are not copied here.
+                Origin::JsonPath { .. } => return None,
             };
             let layouts = match place {
                 Place::Top => &mut top,

@@ -97,14 +97,14 @@ pub const KEYS: &[&str] = &[
 pub const REQUEST: &str = "__newapi_request";
 
 /// new-api's log type of a request ("consume").
-const CONSUME: i64 = 2;
+pub const CONSUME: i64 = 2;
 /// new-api's log type of a failed request ("error"; one-api's 5 is a "test" row, which has
 /// no `use_time`).
-const ERROR: i64 = 5;
+pub const ERROR: i64 = 5;
 /// `frt` of a request that never had a first `data:` line.
-const NO_FIRST_RESPONSE: f64 = -1000.0;
+pub const NO_FIRST_RESPONSE: f64 = -1000.0;
 /// The spans of `other.request_timing`, in their order.
-const SPANS: [&str; 5] = [
+pub const SPANS: [&str; 5] = [
     "gateway_ms",
     "upstream_first_data_ms",
     "first_data_to_client_ms",
@@ -359,7 +359,8 @@ fn timing_struct(timings: Vec<Option<&row::Timing>>) -> PolarsResult<Series> {
     )
 }
 
-/// The canonical columns of a row.
+/// The canonical columns of a row. `ruleset::like` writes the same derivations in SQL
+/// (`rules --emit sql --like`): a change here is a change there.
 fn columns() -> Vec<Expr> {
     let span_fields = |names: &[&str]| -> Vec<Field> {
         names

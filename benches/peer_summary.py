@@ -80,7 +80,7 @@ def with_division(expr, params):
 # consume (2) and error (5) rows, frt -1000 as null, use_time seconds in ms, the outcome from
 # the row type and the stream status.
 NEWAPI = """(SELECT request_id, to_timestamp(created_at) AS timestamp, model_name AS model,
-    "group", CAST(channel AS VARCHAR) AS channel, is_stream,
+    "group", CAST({channel} AS VARCHAR) AS channel, is_stream,
     CASE WHEN "type" = 5 THEN 'error'
          ELSE coalesce(json_extract_string(other, '$.stream_status.status'), 'ok') END AS outcome,
     prompt_tokens AS input_tokens, completion_tokens AS output_tokens,
@@ -91,13 +91,16 @@ NEWAPI = """(SELECT request_id, to_timestamp(created_at) AS timestamp, model_nam
     CAST(json_extract(other, '$.request_timing.upstream_first_data_ms') AS DOUBLE) AS upstream_first_data_ms,
     CAST(json_extract(other, '$.request_timing.client_stream_ms') AS DOUBLE) AS client_stream_ms,
     CAST(json_extract(other, '$.request_timing.finalize_ms') AS DOUBLE) AS finalize_ms
-  FROM read_json('{path}', format = 'newline_delimited') WHERE "type" IN (2, 5))"""
+  FROM {read} WHERE "type" IN (2, 5))"""
 
 
 def duckdb_source(path):
     """The file as a DuckDB relation, timings as flat columns."""
     if path.endswith("newapi.jsonl"):
-        return NEWAPI.format(path=path)
+        return NEWAPI.format(read=f"read_json('{path}', format = 'newline_delimited')", channel="channel")
+    # The export of new-api's `logs` table: the channel under its column name.
+    if path.endswith("newapi.csv"):
+        return NEWAPI.format(read=f"read_csv('{path}')", channel="channel_id")
     return {
         "parquet": f"read_parquet('{path}')",
         "csv": f"read_csv('{path}')",

@@ -14,8 +14,9 @@
 # --split`; up to FULL_MAX also `compare` of the file against itself (two cohorts of ROWS
 # requests each); on the CSV and JSON-lines files DuckDB's summary beside
 # `tracediag analyze`; and on the same requests as new-api's own log (JSON lines, `other` a
-# JSON string, classified by the relay table) DuckDB's summary (`read_json` and
-# `json_extract` of the same fields) beside `tracediag analyze` and `explain --request-id`.
+# JSON string, classified by the relay table) and as a CSV export of its logs table,
+# DuckDB's summary (`read_json` or `read_csv`, and `json_extract` of the same fields)
+# beside `tracediag analyze` and `explain --request-id`.
 # Prints wall time, peak RSS (GNU time) and the ratios
 # to DuckDB's summary; a job that fails (DuckDB out of memory) shows `failed` and the run
 # goes on. DuckDB and polars (Python) are installed into a virtualenv under ~/.cache on
@@ -71,11 +72,12 @@ for rows in "${sizes[@]}"; do
   sub="$dir/$rows"
   mkdir -p "$sub"
   formats=(parquet-flat)
-  [ "$rows" -gt "$FULL_MAX" ] || formats+=(csv jsonl newapi)
+  [ "$rows" -gt "$FULL_MAX" ] || formats+=(csv jsonl newapi newapi-csv)
   for fmt in "${formats[@]}"; do
     case $fmt in
       parquet-flat) out=gateway_flat.parquet ;;
       newapi) out=newapi.jsonl ;;
+      newapi-csv) out=newapi.csv ;;
       *) out=gateway.$fmt ;;
     esac
     [ -f "$sub/$out" ] ||
@@ -111,13 +113,17 @@ for rows in "${sizes[@]}"; do
       read -r s m < <(timed "$bin" analyze "$t" --keep-ids)
       jobs+=("duckdb summary ($text):$td_s:$td_m:$td_s:$td_m" "tracediag analyze ($text):$s:$m:$td_s:$td_m")
     done
-    # new-api's own shape: the relay table, the figures read out of a JSON string.
-    t="$sub/newapi.jsonl"
-    read -r td_s td_m < <(timed "$py" benches/peer_summary.py duckdb "$t" --rules rules/relay.toml)
-    read -r s m < <(timed "$bin" analyze "$t" --keep-ids)
-    read -r e_s e_m < <(timed "$bin" explain "$t" --request-id req-0000042 --keep-ids)
-    jobs+=("duckdb summary (newapi):$td_s:$td_m:$td_s:$td_m" "tracediag analyze (newapi):$s:$m:$td_s:$td_m"
-      "tracediag explain (newapi):$e_s:$e_m:$td_s:$td_m")
+    # new-api's own shape: the relay table, the figures read out of a JSON string; as its
+    # JSON lines and as a CSV export of its logs table.
+    for text in jsonl csv; do
+      t="$sub/newapi.$text"
+      read -r td_s td_m < <(timed "$py" benches/peer_summary.py duckdb "$t" --rules rules/relay.toml)
+      read -r s m < <(timed "$bin" analyze "$t" --keep-ids)
+      read -r e_s e_m < <(timed "$bin" explain "$t" --request-id req-0000042 --keep-ids)
+      jobs+=("duckdb summary (newapi $text):$td_s:$td_m:$td_s:$td_m"
+        "tracediag analyze (newapi $text):$s:$m:$td_s:$td_m"
+        "tracediag explain (newapi $text):$e_s:$e_m:$td_s:$td_m")
+    done
   fi
   for job in "${jobs[@]}"; do
     # A job may name its own DuckDB figures (the text formats); else the Parquet summary's.

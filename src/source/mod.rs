@@ -661,10 +661,11 @@ fn load_one(opened: &spool::Opened, content: Content, reading: Reading) -> Resul
     // (`copy`); one with the user's columns through polars' reader (`typed_copy`).
     let whole = request.is_none() && carried.is_empty() && columns.is_empty();
     if format == InputFormat::NewApi
-        && whole
+        && carried.is_empty()
+        && columns.is_empty()
         && physical == Some(Content::Log(InputFormat::JsonLines))
     {
-        if let Some(one) = newapi_lines(opened, index, keys)? {
+        if let Some(one) = newapi_lines(opened, index, keys, request)? {
             return Ok(one);
         }
     }
@@ -1021,14 +1022,42 @@ fn extra_columns(lines: Option<&LineMap>, name: &Path, index: usize, keys: &[Str
     extra
 }
 
-/// A new-api JSON-lines log read whole in one parse (`newapi::read_lines`), its rows its
-/// lines; none where the slow reading must read it.
-fn newapi_lines(opened: &spool::Opened, index: usize, keys: &[String]) -> Result<Option<One>> {
+/// A new-api JSON-lines log read in one parse (`newapi::read_lines`), its rows its lines;
+/// none where the slow reading must read it. With a `request` id on a log of more rows
+/// than a cohort's, only the rows around its first row are read (`newapi::read_rows`),
+/// found by a search for the id in the log's text (`newapi::locate`); its rows and those
+/// around it are picked from the copy.
+fn newapi_lines(
+    opened: &spool::Opened,
+    index: usize,
+    keys: &[String],
+    request: Option<(&str, u64)>,
+) -> Result<Option<One>> {
     let path = opened.read.as_path();
     if !newapi::page_columns(path).is_empty() {
         return Ok(None);
     }
-    let Some(read) = newapi::read_lines(path, &opened.name)? else {
+    // (the rows read: all, or those around the request; the file's rows)
+    let (read, around) = match request {
+        None => (newapi::read_lines(path, &opened.name)?, None),
+        Some((id, cohort_rows)) => {
+            let Some(located) = newapi::locate(path, id)? else {
+                return Ok(None);
+            };
+            if located.rows <= cohort_rows {
+                (newapi::read_lines(path, &opened.name)?, None)
+            } else {
+                let (first, last) = rows_around(located.hits[0], located.rows, cohort_rows);
+                // Its rows beyond those around it are the slow reading's to find.
+                if located.hits.iter().any(|r| *r > last) {
+                    return Ok(None);
+                }
+                let read = newapi::read_rows(path, &opened.name, &located, first, last)?;
+                (read, Some((first, last, located.rows)))
+            }
+        }
+    };
+    let Some(read) = read else {
         return Ok(None);
     };
     // A log without a timing value is the slow reading's to refuse, as it would.
@@ -1037,9 +1066,23 @@ fn newapi_lines(opened: &spool::Opened, index: usize, keys: &[String]) -> Result
     }
     let lines = LineMap::default();
     let extra = extra_columns(Some(&lines), &opened.name, index, keys);
+    let lf = read.lf.with_columns(extra);
+    let request = request.map(|(id, _)| {
+        let rows = lf.clone().filter(col("request_id").eq(lit(id)));
+        let name = opened.name.display().to_string();
+        let (around, file_rows) = match around {
+            Some((first, last, rows)) => (Some((lf.clone(), name, (first, last))), rows),
+            None => (None, read.rows),
+        };
+        Found {
+            rows,
+            file_rows,
+            around,
+        }
+    });
     Ok(Some(One {
-        lf: read.lf.with_columns(extra),
-        request: None,
+        lf,
+        request,
         input: Input {
             path: opened.name.clone(),
             read_from: opened.clone(),

@@ -114,10 +114,12 @@ fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
         .iter()
         .map(|k| Column::new_empty((*k).into(), &DataType::String))
         .collect();
-    let mut lf = DataFrame::new(0, empty)
-        .map_err(|e| Error::input(path, e.to_string()))?
-        .lazy()
-        .select(super::columns());
+    let mut lf = super::decoded(
+        DataFrame::new(0, empty)
+            .map_err(|e| Error::input(path, e.to_string()))?
+            .lazy(),
+    )
+    .select(super::columns());
     let schema = lf
         .collect_schema()
         .map_err(|e| Error::input(path, e.to_string()))?;
@@ -367,5 +369,230 @@ impl Part {
             columns.push(Column::new((*name).into(), values));
         }
         DataFrame::new(rows, columns).map_err(|e| Error::Usage(e.to_string()))
+    }
+}
+
+/// Where a request id is in a new-api JSON-lines log, found without parsing the log: its
+/// rows (lines) holding it, the file's rows, and where each block of lines begins.
+pub struct Located {
+    /// The rows whose request id is the one looked for (1-based, ascending).
+    pub hits: Vec<u64>,
+    /// The file's rows.
+    pub rows: u64,
+    /// Each block's first row and its byte offset in the file.
+    blocks: Vec<(u64, u64)>,
+}
+
+/// The rows holding request `id` in the JSON-lines log at `path`: the file is searched
+/// for the id as JSON text (`"id"`), and only the lines holding it are parsed; none where
+/// the slow reading must look (no such line, a blank line, a byte-order mark, a line it
+/// cannot read), which also finds an id written otherwise (with escapes, as a number).
+pub fn locate(path: &Path, id: &str) -> Result<Option<Located>> {
+    let mut head = [0u8; 3];
+    let n = std::io::Read::read(
+        &mut std::fs::File::open(path)
+            .map_err(|e| Error::input(path, format!("cannot read: {e}")))?,
+        &mut head,
+    )
+    .map_err(|e| Error::input(path, format!("cannot read: {e}")))?;
+    if head[..n].starts_with(b"\xef\xbb\xbf") {
+        return Ok(None);
+    }
+    let quoted = serde_json::to_string(id).map_err(|e| Error::Usage(e.to_string()))?;
+    let finder = memchr::memmem::Finder::new(quoted.as_bytes());
+    let mut located = Located {
+        hits: vec![],
+        rows: 0,
+        blocks: vec![],
+    };
+    let mut offset = 0u64;
+    let mut given_up = false;
+    let read = for_each_block(path, BLOCK, |bytes, before| {
+        located.blocks.push((before + 1, offset));
+        offset += bytes.len() as u64;
+        if has_blank_line(bytes) {
+            given_up = true;
+            return Err(Error::Usage(String::new()));
+        }
+        let mut counted = (0usize, before);
+        for hit in finder.find_iter(bytes) {
+            let start = memchr::memrchr(b'\n', &bytes[..hit]).map_or(0, |p| p + 1);
+            let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |p| hit + p);
+            // The row's number: the lines before its start.
+            let (at, lines) = counted;
+            let row = lines + memchr::memchr_iter(b'\n', &bytes[at..start]).count() as u64 + 1;
+            counted = (start, row - 1);
+            if located.hits.last() == Some(&row) {
+                continue;
+            }
+            let line = std::str::from_utf8(&bytes[start..end]).ok();
+            let Some(parsed) = line.and_then(row::parse) else {
+                given_up = true;
+                return Err(Error::Usage(String::new()));
+            };
+            let found = text(&parsed, row::key::REQUEST_ID).or_else(|| text(&parsed, row::key::ID));
+            if found.as_deref() == Some(id) {
+                located.hits.push(row);
+            }
+        }
+        let ends = memchr::memchr_iter(b'\n', bytes).count() as u64;
+        let unended = u64::from(!bytes.ends_with(b"\n"));
+        located.rows = before + ends + unended;
+        Ok(())
+    });
+    match read {
+        Err(_) if given_up => Ok(None),
+        Err(e) => Err(e),
+        Ok(_) if located.hits.is_empty() => Ok(None),
+        Ok(_) => Ok(Some(located)),
+    }
+}
+
+/// Whether a block of whole lines has a line of white space alone.
+fn has_blank_line(bytes: &[u8]) -> bool {
+    let blank = |line: &[u8]| line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', body).chain([body.len()]) {
+        // Only a line beginning with white space or ending at once can be blank.
+        let first = body.get(start).copied();
+        if matches!(first, None | Some(b' ' | b'\t' | b'\r' | b'\n')) && blank(&body[start..end]) {
+            return true;
+        }
+        start = end + 1;
+    }
+    false
+}
+
+/// Rows `first` to `last` (1-based, inclusive) of the log at `path` read into their typed
+/// copy as `read` reads a whole log, from the block of `located` they begin in.
+pub fn read_rows(
+    path: &Path,
+    name: &Path,
+    located: &Located,
+    first: u64,
+    last: u64,
+) -> Result<Option<Read>> {
+    use std::io::{BufRead, Seek};
+    let Some(mapping) = adapter_mapping(path)? else {
+        return Ok(None);
+    };
+    let Some(mut writer) = Writer::start(name, Part::new(0).frame()?, mapping.clone(), vec![])
+    else {
+        return Ok(None);
+    };
+    let (mut row, offset) = located
+        .blocks
+        .iter()
+        .rev()
+        .find(|(row, _)| *row <= first)
+        .copied()
+        .unwrap_or((1, 0));
+    let fail = |e: std::io::Error| Error::input(path, format!("cannot read: {e}"));
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    file.seek(std::io::SeekFrom::Start(offset)).map_err(fail)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut tally = Tally::default();
+    let (mut chunk, mut chunk_first) = (Vec::with_capacity(BLOCK), first);
+    let mut line = vec![];
+    let mut send = |chunk: &mut Vec<u8>, chunk_first: u64, tally: &mut Tally| -> Result<bool> {
+        let Some(parts) = parse_block(chunk) else {
+            return Ok(false);
+        };
+        let mut at = chunk_first;
+        for part in parts {
+            let n = part.kept.len() as u64;
+            tally.add(&part.tally);
+            let kept = (part.tally.left_out > 0)
+                .then(|| BooleanChunked::from_slice("".into(), &part.kept));
+            writer.send_kept(at, part.frame()?, kept)?;
+            at += n;
+        }
+        chunk.clear();
+        Ok(true)
+    };
+    while row <= last {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(fail)? == 0 {
+            break;
+        }
+        if row >= first {
+            chunk.extend_from_slice(&line);
+            if chunk.len() >= BLOCK {
+                if !send(&mut chunk, chunk_first, &mut tally)? {
+                    return Ok(None);
+                }
+                chunk_first = row + 1;
+            }
+        }
+        row += 1;
+    }
+    if !chunk.is_empty() && !send(&mut chunk, chunk_first, &mut tally)? {
+        return Ok(None);
+    }
+    let (lf, copy) = writer.finish()?;
+    Ok(Some(Read {
+        lf,
+        copy,
+        mapping: present_only(mapping, tally.present),
+        rows: last + 1 - first,
+        notes: super::notes(tally.left_out, tally.logged, tally.relay),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_lines_are_found_anywhere() {
+        assert!(!has_blank_line(b"{}\n{}\n"));
+        assert!(!has_blank_line(b"{}\n {}\n"));
+        for blank in [&b"\n{}\n"[..], b"{}\n\n{}\n", b"{}\n \t\r\n{}", b"{}\n  "] {
+            assert!(
+                has_blank_line(blank),
+                "{:?}",
+                String::from_utf8_lossy(blank)
+            );
+        }
+    }
+
+    /// The id is found as JSON text, in the lines whose request id it is (not where it is
+    /// another key's value), and the rows are counted across a block's lines.
+    #[test]
+    fn located_rows_are_the_lines_holding_the_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let rows = [
+            r#"{"type":2,"request_id":"a","use_time":1}"#,
+            r#"{"type":2,"request_id":"b","model_name":"a","use_time":1}"#,
+            r#"{"type":2,"request_id":"a","use_time":2}"#,
+            r#"{"type":2,"id":"c","use_time":2}"#,
+        ];
+        std::fs::write(&path, rows.join("\n")).unwrap();
+        let found = locate(&path, "a").unwrap().unwrap();
+        assert_eq!((found.hits, found.rows), (vec![1, 3], 4));
+        assert_eq!(locate(&path, "c").unwrap().unwrap().hits, [4]);
+        assert!(locate(&path, "d").unwrap().is_none());
+        let read = read_rows(&path, &path, &locate(&path, "a").unwrap().unwrap(), 2, 3)
+            .unwrap()
+            .unwrap();
+        let df = read.lf.collect().unwrap();
+        let ids: Vec<Option<&str>> = df
+            .column("request_id")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(ids, [Some("b"), Some("a")]);
+        let rows: Vec<Option<i64>> = df
+            .column(crate::source::ROW_COL)
+            .unwrap()
+            .i64()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(rows, [Some(2), Some(3)]);
     }
 }

@@ -61,7 +61,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-pub use lines::{read as read_lines, Read};
+pub use lines::{locate, read as read_lines, read_rows, Located, Read};
 use serde_json::Value;
 
 use super::canonical::{Mapping, Origin};
@@ -196,7 +196,7 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
     let mut frame = columns();
     frame.push(request.alias(REQUEST));
     Ok(Adapted {
-        frame: raw.select(frame),
+        frame: decoded(raw).select(frame),
         notes: notes(count("left_out"), count("logged"), count("relay")),
     })
 }
@@ -297,14 +297,21 @@ fn use_time() -> Expr {
 }
 
 /// `other` as the struct `columns` reads: each field the adapter reads as the text
-/// `json_decode` would give it; null where blank or not a JSON object. Decoded by serde
-/// (`row`), which reads the few fields wanted and skips the rest unkept: several times
-/// faster than polars' `json_decode` of the whole object.
+/// `json_decode` would give it; null where blank; an error where it is not a JSON object
+/// (the read fails, as `json_decode`'s did). Decoded by serde (`row`), which reads the
+/// few fields wanted and skips the rest unkept: several times faster than polars'
+/// `json_decode` of the whole object.
 fn decode_other(texts: &StringChunked) -> PolarsResult<StructChunked> {
-    let others: Vec<Option<row::Other>> = texts
+    let others = texts
         .iter()
-        .map(|t| t.and_then(|t| row::parse_other(t).ok().flatten()))
-        .collect();
+        .map(|t| match t.map(row::parse_other) {
+            None => Ok(None),
+            Some(Ok(other)) => Ok(other),
+            Some(Err(e)) => Err(polars_err!(
+                ComputeError: "`other` is not a JSON object: {e} (new-api writes one there)"
+            )),
+        })
+        .collect::<PolarsResult<Vec<Option<row::Other>>>>()?;
     let len = texts.len();
     let field = |name: &str, get: &dyn Fn(&row::Other) -> Option<&row::Cell<'static>>| {
         let values = others
@@ -359,9 +366,14 @@ fn timing_struct(timings: Vec<Option<&row::Timing>>) -> PolarsResult<Series> {
     )
 }
 
-/// The canonical columns of a row. `ruleset::like` writes the same derivations in SQL
-/// (`rules --emit sql --like`): a change here is a change there.
-fn columns() -> Vec<Expr> {
+/// The columns `other` and the bare `request_timing` decoded into, once per row: each
+/// decoding is written once here, where the projection's many uses of them would each run
+/// it again (polars does not share a function's result between expressions).
+const OTHER_DECODED: &str = "__other_decoded";
+const TIMING_DECODED: &str = "__request_timing_decoded";
+
+/// `raw` with `other` and the bare `request_timing` decoded (see `columns`).
+fn decoded(raw: LazyFrame) -> LazyFrame {
     let span_fields = |names: &[&str]| -> Vec<Field> {
         names
             .iter()
@@ -388,6 +400,14 @@ fn columns() -> Vec<Expr> {
         |c: Column| decode_timing(c.str()?).map(IntoColumn::into_column),
         move |_, f| Ok(Field::new(f.name().clone(), request_timing.clone())),
     );
+    raw.with_columns([other.alias(OTHER_DECODED), bare.alias(TIMING_DECODED)])
+}
+
+/// The canonical columns of a row, from a frame `decoded` made. `ruleset::like` writes the
+/// same derivations in SQL (`rules --emit sql --like`): a change here is a change there.
+fn columns() -> Vec<Expr> {
+    let other = col(OTHER_DECODED);
+    let bare = col(TIMING_DECODED);
     let rt = |f: &str| {
         number(coalesce(&[
             other

@@ -140,7 +140,6 @@ pub struct Row<'a> {
     pub bare: Option<Timing>,
 }
 
-#[cfg(test)]
 /// The row on `line`, or none when the line is anything the generic check could find at
 /// fault (see the module documentation).
 pub fn parse(line: &str) -> Option<Row<'_>> {

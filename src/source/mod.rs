@@ -175,11 +175,12 @@ fn check_adapted(
     format: InputFormat,
     physical: Content,
     policy: BadRowPolicy,
+    records: Option<&mut dyn rowcheck::Records>,
 ) -> Result<rowcheck::Checked> {
     match physical {
         Content::Log(InputFormat::JsonLines) => rowcheck::check_json_lines(path, policy, None),
         Content::Log(InputFormat::Csv) => {
-            rowcheck::check_csv(path, csv::separator(path), policy, None)
+            rowcheck::check_csv(path, csv::separator(path), policy, records)
         }
         Content::Log(InputFormat::JsonArray) | Content::JsonObject
             if format == InputFormat::Higress =>
@@ -679,6 +680,12 @@ fn load_one(opened: &spool::Opened, content: Content, reading: Reading) -> Resul
         InputFormat::JsonLines if whole => copy::jsonl::JsonlCopy::start(path, &opened.name),
         _ => None,
     };
+    let mut newapi_csv = match (format, physical) {
+        (InputFormat::NewApi, Some(Content::Log(InputFormat::Csv))) if whole => {
+            newapi::CsvCopy::start(path, &opened.name)?
+        }
+        _ => None,
+    };
     let checked = match format {
         InputFormat::Csv => rowcheck::check_csv(
             path,
@@ -710,10 +717,24 @@ fn load_one(opened: &spool::Opened, content: Content, reading: Reading) -> Resul
             }
         }
         _ => match physical {
-            Some(physical) => check_adapted(path, format, physical, policy)?,
+            Some(physical) => check_adapted(
+                path,
+                format,
+                physical,
+                policy,
+                newapi_csv.as_mut().map(|c| c as &mut dyn rowcheck::Records),
+            )?,
             None => rowcheck::Checked::default(),
         },
     };
+    // A new-api CSV export copied in its check's reading, when every record was good.
+    if let Some(c) = newapi_csv.filter(|_| checked.bad.is_empty() && checked.repaired.is_none()) {
+        if let Some(read) = c.finish()? {
+            if read.mapping.found().any(|(n, _)| timing_field(n)) {
+                return Ok(newapi_one(opened, index, keys, read, checked.lines, None));
+            }
+        }
+    }
     // Rows with nothing left to read: unreadable ones, and with `skip` those left out for
     // a wrong-typed value.
     let lost = checked
@@ -1064,10 +1085,34 @@ fn newapi_lines(
     if !read.mapping.found().any(|(n, _)| timing_field(n)) {
         return Ok(None);
     }
-    let lines = LineMap::default();
+    let request = request.map(|(id, _)| (id, around));
+    Ok(Some(newapi_one(
+        opened,
+        index,
+        keys,
+        read,
+        LineMap::default(),
+        request,
+    )))
+}
+
+/// Where only the rows around a request were read: the first and last of them, and the
+/// file's rows.
+type AroundRead = (u64, u64, u64);
+
+/// A new-api log read into its typed copy (`read`) as an input, its rows on the `lines`
+/// given; with a request id, its rows and, where only the rows around it were read, those.
+fn newapi_one(
+    opened: &spool::Opened,
+    index: usize,
+    keys: &[String],
+    read: newapi::Read,
+    lines: LineMap,
+    request: Option<(&str, Option<AroundRead>)>,
+) -> One {
     let extra = extra_columns(Some(&lines), &opened.name, index, keys);
     let lf = read.lf.with_columns(extra);
-    let request = request.map(|(id, _)| {
+    let request = request.map(|(id, around)| {
         let rows = lf.clone().filter(col("request_id").eq(lit(id)));
         let name = opened.name.display().to_string();
         let (around, file_rows) = match around {
@@ -1080,7 +1125,7 @@ fn newapi_lines(
             around,
         }
     });
-    Ok(Some(One {
+    One {
         lf,
         request,
         input: Input {
@@ -1095,7 +1140,7 @@ fn newapi_lines(
             types: rowcheck::Types::default(),
             notes: read.notes,
         },
-    }))
+    }
 }
 
 /// A text log's canonical rows, parsed once: streamed into a temporary Parquet file (never

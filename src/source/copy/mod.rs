@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 
 /// Rows per row group of a copy: the row group the streaming engine's Parquet sink writes
 /// by default, so that the copy is read back in morsels of the same size.
-pub(super) const PART_ROWS: usize = 122_880;
+pub(crate) const PART_ROWS: usize = 122_880;
 
 /// A part of the file's columns on its way to the writer: its first row's 1-based place in
 /// the file, its columns, and which of its rows are written (all, without one).

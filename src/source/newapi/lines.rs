@@ -109,7 +109,7 @@ pub fn read(path: &Path, name: &Path) -> Result<Option<Read>> {
 
 /// The adapter's mapping (as the slow reading makes it), when its projection of a part is
 /// the one built here: none otherwise.
-fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
+pub(super) fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
     let empty: Vec<Column> = super::KEYS
         .iter()
         .map(|k| Column::new_empty((*k).into(), &DataType::String))
@@ -148,7 +148,7 @@ fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
 
 /// `mapping` with the fields of the columns no row has a value in absent: the header
 /// then counts the fields the log has, not those the adapter can read.
-fn present_only(mut mapping: Mapping, present: u64) -> Mapping {
+pub(super) fn present_only(mut mapping: Mapping, present: u64) -> Mapping {
     let columns = Part::names();
     for (field, origin, _) in &mut mapping.fields {
         if let Some(i) = columns.iter().position(|c| c == field) {
@@ -162,16 +162,16 @@ fn present_only(mut mapping: Mapping, present: u64) -> Mapping {
 
 /// The counts the adapter's notes give, and which columns hold a value.
 #[derive(Default)]
-struct Tally {
-    left_out: u64,
-    logged: u64,
-    relay: u64,
+pub(super) struct Tally {
+    pub(super) left_out: u64,
+    pub(super) logged: u64,
+    pub(super) relay: u64,
     /// One bit per column of `Part::names`.
-    present: u64,
+    pub(super) present: u64,
 }
 
 impl Tally {
-    fn add(&mut self, other: &Tally) {
+    pub(super) fn add(&mut self, other: &Tally) {
         self.left_out += other.left_out;
         self.logged += other.logged;
         self.relay += other.relay;
@@ -207,14 +207,14 @@ fn parse_lines(bytes: &[u8]) -> Option<Part> {
 }
 
 /// A run of rows as the adapter's columns, the counts parsed.
-struct Part {
+pub(super) struct Part {
     text: Vec<StringChunkedBuilder>,
     timestamp: Vec<Option<i64>>,
     counts: Vec<(Vec<Option<f64>>, Vec<bool>)>,
     figures: Vec<Vec<Option<f64>>>,
     /// Whether each row is a request (consume or error rows).
-    kept: Vec<bool>,
-    tally: Tally,
+    pub(super) kept: Vec<bool>,
+    pub(super) tally: Tally,
 }
 
 /// A text cell of `cells[i]`.
@@ -228,7 +228,7 @@ fn number(row: &Row<'_>, i: usize) -> Option<f64> {
 }
 
 impl Part {
-    fn new(capacity: usize) -> Part {
+    pub(super) fn new(capacity: usize) -> Part {
         Part {
             text: TEXT
                 .iter()
@@ -253,7 +253,7 @@ impl Part {
     }
 
     /// One row's values, as the adapter's `columns` computes them.
-    fn push(&mut self, row: &Row<'_>) {
+    pub(super) fn push(&mut self, row: &Row<'_>) {
         use row::key::*;
         let kind = row.cells[TYPE].integer();
         // `number` reads the text `text` gives: held where it is not blank.
@@ -350,7 +350,7 @@ impl Part {
     }
 
     /// The part's frame, shaped as the copy's projection expects it.
-    fn frame(self) -> Result<DataFrame> {
+    pub(super) fn frame(self) -> Result<DataFrame> {
         let rows = self.kept.len();
         let mut columns: Vec<Column> = vec![];
         let mut text = self.text.into_iter().map(|b| b.finish().into_column());
@@ -594,5 +594,112 @@ mod tests {
             .iter()
             .collect();
         assert_eq!(rows, [Some(2), Some(3)]);
+    }
+
+    /// Differential fuzzing of the one-parse reading against the generic row check:
+    /// random mutations of real and generated rows. Neither may panic, and a line the
+    /// one-parse reading accepts must be one the check finds nothing wrong with (else a
+    /// bad row would be read as good). Time-boxed by TRACEDIAG_FUZZ_SECS (default 5).
+    #[test]
+    #[ignore = "a time-boxed fuzz run: TRACEDIAG_FUZZ_SECS=1800 cargo test --release --lib one_parse_fuzz -- --ignored"]
+    fn one_parse_fuzz_never_accepts_a_row_the_check_rejects() {
+        use crate::source::rowcheck::{check_json_lines, BadRowPolicy};
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let mut seeds: Vec<String> =
+            std::fs::read_to_string(root.join("fixtures/generated/newapi.jsonl"))
+                .unwrap()
+                .lines()
+                .take(40)
+                .map(String::from)
+                .collect();
+        seeds.extend(
+            std::fs::read_to_string(root.join("fixtures/external/newapi_yushow1024_items.jsonl"))
+                .unwrap()
+                .lines()
+                .map(String::from),
+        );
+        let secs: u64 = std::env::var("TRACEDIAG_FUZZ_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(5);
+        let pieces: [&str; 16] = [
+            "\"",
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "1e999",
+            "-0",
+            "\"type\":2,",
+            "\"other\":\"{}\",",
+            "\\u00e9",
+            "\\ud800",
+            "\u{7f}",
+            "18446744073709551616",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("line.jsonl");
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let start = std::time::Instant::now();
+        let (mut tried, mut accepted) = (0u64, 0u64);
+        while start.elapsed().as_secs() < secs {
+            let mut line = seeds[next() as usize % seeds.len()].clone().into_bytes();
+            for _ in 0..1 + next() % 3 {
+                let at = next() as usize % (line.len() + 1);
+                match next() % 4 {
+                    0 if !line.is_empty() => {
+                        let i = at.min(line.len() - 1);
+                        line[i] = (next() % 128) as u8;
+                    }
+                    1 => {
+                        let piece = pieces[next() as usize % pieces.len()];
+                        line.splice(at..at, piece.bytes());
+                    }
+                    2 => {
+                        let end = (at + (next() % 12) as usize).min(line.len());
+                        line.drain(at..end);
+                    }
+                    _ => {
+                        // A key and its value given twice.
+                        if let Some(k) = line.windows(6).position(|w| w == b"\"type\"") {
+                            line.splice(1..1, line[k..k + 9].to_vec());
+                        }
+                    }
+                }
+            }
+            line.retain(|b| *b != b'\n');
+            tried += 1;
+            // The reading gives up on a block that is not UTF-8 before it parses a row.
+            let Ok(text) = std::str::from_utf8(&line) else {
+                continue;
+            };
+            let fast = row::parse(text).is_some();
+            assert_eq!(
+                fast,
+                row::parse_lines(text, |_| {}).is_some() && !text.trim().is_empty(),
+                "{text}"
+            );
+            if !fast {
+                continue;
+            }
+            accepted += 1;
+            std::fs::write(&path, &line).unwrap();
+            let checked = check_json_lines(&path, BadRowPolicy::Keep, None).unwrap();
+            assert!(
+                checked.bad.is_empty(),
+                "accepted but bad: {text}\n{:?}",
+                checked.bad
+            );
+        }
+        eprintln!("{tried} mutated lines, {accepted} accepted by the one-parse reading");
     }
 }

@@ -54,6 +54,7 @@
 //! - Every value is read as text (JSON numbers and booleans as their text) and parsed
 //!   here: a value that is not a number is null.
 
+mod csv_export;
 mod lines;
 mod row;
 
@@ -61,6 +62,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
+pub use csv_export::CsvCopy;
 pub use lines::{locate, read as read_lines, read_rows, Located, Read};
 use serde_json::Value;
 

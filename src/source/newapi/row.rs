@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{KEYS, SPANS};
 use crate::catalogue::Kind;
@@ -358,7 +358,7 @@ impl<'de> Visitor<'de> for RowVisitor {
                         // A key named like a nested timing object is the check's to judge.
                         None if k == "timing" || k == "ai_log" => return Err(give_up()),
                         None => {
-                            map.next_value::<IgnoredAny>()?;
+                            map.next_value::<Skip>()?;
                         }
                     }
                     others.meet(&k)?;
@@ -366,6 +366,52 @@ impl<'de> Visitor<'de> for RowVisitor {
             }
         }
         Ok(row)
+    }
+}
+
+/// A value not read, parsed as the check parses it: serde's `IgnoredAny` skips a string
+/// without decoding its escapes, and so would accept a lone surrogate (`\ud800`) the
+/// check finds at fault.
+struct Skip;
+
+impl<'de> serde::Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        d.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(Skip)
     }
 }
 
@@ -401,6 +447,11 @@ impl<'de> Visitor<'de> for CellSeed {
         i64::try_from(v).map(Cell::Int).map_err(|_| give_up())
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Cell<'de>, E> {
+        // serde reads an integer beyond 64 bits as a float: such a value the slow reading
+        // drops or reports, so a whole number that large is left to it.
+        if v.fract() == 0.0 && v.abs() >= 9.2e18 {
+            return Err(give_up());
+        }
         Ok(Cell::Float(v))
     }
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cell<'de>, E> {
@@ -409,6 +460,18 @@ impl<'de> Visitor<'de> for CellSeed {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Cell<'de>, E> {
         Ok(Cell::Text(Cow::Owned(v.to_string())))
     }
+}
+
+/// Whether `text` holds 19 digits in a row (any integer beyond 64 bits does).
+fn has_long_digit_run(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        if run >= 19 {
+            return true;
+        }
+    }
+    false
 }
 
 /// `other`: null, a blank string, an object or a JSON string of one.
@@ -433,6 +496,11 @@ impl<'de> Visitor<'de> for OtherSeed {
         Ok(None)
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<Other>, E> {
+        // An integer beyond 64 bits anywhere in the string costs the check the whole of
+        // it; a run of 19 digits may be one (in text too: the slow reading then judges).
+        if has_long_digit_run(v) {
+            return Err(give_up());
+        }
         parse_other_as(v, OtherVisitor { strict: true }).map_err(|_| give_up())
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<Other>, A::Error> {
@@ -470,7 +538,7 @@ impl<'de> Visitor<'de> for OtherVisitor {
                 }
                 Key::Other(k) if self.strict && k == "timing" => return Err(give_up()),
                 Key::Other(k) => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     others.meet(&k)?;
                 }
             }
@@ -508,7 +576,7 @@ impl<'de> Visitor<'de> for StatusSeed {
                     status = map.next_value_seed(CellSeed)?.owned();
                 }
                 Key::Other(k) => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     others.meet(&k)?;
                 }
             }
@@ -563,7 +631,7 @@ impl<'de> Visitor<'de> for TimingSeed {
                     timing.0[i] = map.next_value_seed(CellSeed)?.owned();
                 }
                 Key::Other(k) => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Skip>()?;
                     others.meet(&k)?;
                 }
             }

@@ -2,7 +2,8 @@
 //! into its typed copy: the check hands over each good record (`rowcheck::Records`), its
 //! fields of [`super::KEYS`] become a row as a JSON line's do (every value text, as polars
 //! reads a CSV export's columns), `other` is decoded once, and the adapter's columns are
-//! built as in `lines` and handed to the copy's writer.
+//! built as in `lines` and handed to the copy's writer. The rows are built on a thread of
+//! their own, beside the check (which runs on one thread), a batch of records at a time.
 //!
 //! This replaces polars' reading of the file beside the check, the count of the rows left
 //! out and the decoding of `other` in the projection. The copy is used only when the check
@@ -11,29 +12,41 @@
 
 use std::borrow::Cow;
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 use polars::prelude::*;
 
 use super::lines::{adapter_mapping, present_only, Part, Read, Tally};
 use super::row::{self, Cell, Row, OTHER, REQUEST_TIMING};
 use super::KEYS;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::source::canonical::Mapping;
 use crate::source::copy::{Writer, PART_ROWS};
 use crate::source::rowcheck::Records;
 
+/// Records handed to the builder at a time.
+const BATCH: usize = 4096;
+
+/// Where each key of [`KEYS`] is in a record.
+type Places = [Option<usize>; KEYS.len()];
+
+/// What the builder made: the writer, the tally, and whether a record spoiled the copy.
+type Built = Result<(Writer, Tally, bool)>;
+
 /// The copy being made; see the module documentation.
 pub struct CsvCopy {
-    /// Where each key of [`KEYS`] is in a record.
-    places: [Option<usize>; KEYS.len()],
-    part: Part,
-    /// The row of the part's first record, and the rows handed over so far.
-    first: u64,
+    name: std::path::PathBuf,
+    mapping: Mapping,
+    /// The writer, until the header says where the keys are and the builder takes it.
+    writer: Option<Writer>,
+    batch: Vec<::csv::ByteRecord>,
+    batches: Option<SyncSender<Vec<::csv::ByteRecord>>>,
+    builder: Option<JoinHandle<Built>>,
+    /// Records handed over so far.
     rows: u64,
-    tally: Tally,
-    /// A record it cannot read as the slow reading does: the copy will not be used.
+    /// A record out of turn (one the check left to the slow reading).
     spoiled: bool,
-    writer: Writer,
-    mapping: crate::source::canonical::Mapping,
 }
 
 impl CsvCopy {
@@ -48,98 +61,143 @@ impl CsvCopy {
             return Ok(None);
         };
         Ok(Some(CsvCopy {
-            places: [None; KEYS.len()],
-            part: Part::new(PART_ROWS),
-            first: 1,
-            rows: 0,
-            tally: Tally::default(),
-            spoiled: false,
-            writer,
+            name: name.to_path_buf(),
             mapping,
+            writer: Some(writer),
+            batch: Vec::with_capacity(BATCH),
+            batches: None,
+            builder: None,
+            rows: 0,
+            spoiled: false,
         }))
-    }
-
-    /// Hand the rows held to the writer.
-    fn send(&mut self) -> Result<()> {
-        let part = std::mem::replace(&mut self.part, Part::new(PART_ROWS));
-        if part.kept.is_empty() {
-            return Ok(());
-        }
-        self.tally.add(&part.tally);
-        let kept =
-            (part.tally.left_out > 0).then(|| BooleanChunked::from_slice("".into(), &part.kept));
-        let first = self.first;
-        self.first += part.kept.len() as u64;
-        self.writer.send_kept(first, part.frame()?, kept)
     }
 
     /// The copy, once the check has handed over every record and found them all good.
     pub fn finish(mut self) -> Result<Option<Read>> {
-        if self.spoiled || self.rows == 0 {
+        self.hand_over();
+        self.batches = None;
+        let Some(builder) = self.builder.take() else {
+            return Ok(None);
+        };
+        let (writer, tally, spoiled) = builder.join().map_err(|_| {
+            Error::input(&self.name, "the typed copy's builder stopped unexpectedly")
+        })??;
+        if spoiled || self.spoiled || self.rows == 0 {
             return Ok(None);
         }
-        self.send()?;
-        let (lf, copy) = self.writer.finish()?;
+        let (lf, copy) = writer.finish()?;
         Ok(Some(Read {
             lf,
             copy,
-            mapping: present_only(self.mapping, self.tally.present),
+            mapping: present_only(self.mapping, tally.present),
             rows: self.rows,
-            notes: super::notes(self.tally.left_out, self.tally.logged, self.tally.relay),
+            notes: super::notes(tally.left_out, tally.logged, tally.relay),
         }))
     }
 
-    /// The record's row as a JSON line's: its fields as text, `other` and the bare
-    /// `request_timing` decoded; none where one is not UTF-8 or `other` not a JSON object.
-    fn row<'a>(&self, record: &'a ::csv::ByteRecord) -> Option<Row<'a>> {
-        let text = |i: usize| -> Option<Option<&'a str>> {
-            match self.places[i].and_then(|p| record.get(p)) {
-                None => Some(None),
-                Some(bytes) => std::str::from_utf8(bytes).ok().map(Some),
-            }
-        };
-        let mut row = Row::default();
-        for i in 0..OTHER {
-            if let Some(t) = text(i)? {
-                row.cells[i] = Cell::Text(Cow::Borrowed(t));
-            }
+    /// Hand the batch held to the builder.
+    fn hand_over(&mut self) {
+        if self.batch.is_empty() {
+            return;
         }
-        row.other = match text(OTHER)? {
-            Some(t) => row::parse_other(t).ok()?,
-            None => None,
-        };
-        row.bare = text(REQUEST_TIMING)?.and_then(row::parse_timing);
-        Some(row)
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        if let Some(b) = &self.batches {
+            // A builder that stopped has its error, which `finish` returns.
+            let _ = b.send(batch);
+        }
     }
 }
 
 impl Records for CsvCopy {
     fn header(&mut self, header: &[String]) -> bool {
+        let mut places: Places = [None; KEYS.len()];
         for (i, key) in KEYS.iter().enumerate() {
-            self.places[i] = header.iter().position(|h| h == key);
+            places[i] = header.iter().position(|h| h == key);
         }
+        let Some(writer) = self.writer.take() else {
+            return false;
+        };
+        // Two batches wait at most: the check does not run ahead of the builder by more.
+        let (batches, received) = sync_channel(2);
+        self.batches = Some(batches);
+        self.builder = Some(std::thread::spawn(move || build(received, places, writer)));
         true
     }
 
     fn record(&mut self, row: u64, record: &::csv::ByteRecord) -> Result<()> {
-        if self.spoiled {
-            return Ok(());
-        }
         // Records come one after the other; a gap is a record the check left to the slow
         // reading.
         if row != self.rows + 1 {
             self.spoiled = true;
+        }
+        if self.spoiled {
             return Ok(());
         }
-        let Some(parsed) = self.row(record) else {
-            self.spoiled = true;
-            return Ok(());
-        };
-        self.part.push(&parsed);
+        self.batch.push(record.clone());
         self.rows += 1;
-        if self.part.kept.len() >= PART_ROWS {
-            self.send()?;
+        if self.batch.len() >= BATCH {
+            self.hand_over();
         }
         Ok(())
     }
+}
+
+/// The builder's thread: each record's row pushed onto a part, every `PART_ROWS` rows
+/// handed to the writer (the rows numbered from 1, in the order received).
+fn build(batches: Receiver<Vec<::csv::ByteRecord>>, places: Places, mut writer: Writer) -> Built {
+    let mut tally = Tally::default();
+    let mut part = Part::new(PART_ROWS);
+    let mut first = 1u64;
+    let mut send = |part: Part, first: &mut u64, tally: &mut Tally| -> Result<()> {
+        tally.add(&part.tally);
+        let n = part.kept.len() as u64;
+        let kept =
+            (part.tally.left_out > 0).then(|| BooleanChunked::from_slice("".into(), &part.kept));
+        writer.send_kept(*first, part.frame()?, kept)?;
+        *first += n;
+        Ok(())
+    };
+    for batch in batches {
+        for record in &batch {
+            let Some(parsed) = row_of(&places, record) else {
+                // The rest is not read: the copy will not be used.
+                return Ok((writer, tally, true));
+            };
+            part.push(&parsed);
+            if part.kept.len() >= PART_ROWS {
+                send(
+                    std::mem::replace(&mut part, Part::new(PART_ROWS)),
+                    &mut first,
+                    &mut tally,
+                )?;
+            }
+        }
+    }
+    if !part.kept.is_empty() {
+        send(part, &mut first, &mut tally)?;
+    }
+    Ok((writer, tally, false))
+}
+
+/// The record's row as a JSON line's: its fields as text, `other` and the bare
+/// `request_timing` decoded; none where one is not UTF-8 or `other` not a JSON object.
+fn row_of<'a>(places: &Places, record: &'a ::csv::ByteRecord) -> Option<Row<'a>> {
+    let text = |i: usize| -> Option<Option<&'a str>> {
+        match places[i].and_then(|p| record.get(p)) {
+            None => Some(None),
+            Some(bytes) => std::str::from_utf8(bytes).ok().map(Some),
+        }
+    };
+    let mut row = Row::default();
+    for i in 0..OTHER {
+        if let Some(t) = text(i)? {
+            row.cells[i] = Cell::Text(Cow::Borrowed(t));
+        }
+    }
+    row.other = match text(OTHER)? {
+        Some(t) => row::parse_other(t).ok()?,
+        None => None,
+    };
+    row.bare = text(REQUEST_TIMING)?.and_then(row::parse_timing);
+    Some(row)
 }

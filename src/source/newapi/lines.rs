@@ -1,14 +1,18 @@
-//! new-api JSON lines read once, straight into their typed copy: each line parsed by
-//! [`row::parse`] on two threads, its canonical values (the adapter's, see the module
-//! above) built into columns as it is parsed, and each run of rows handed to the copy's
-//! writer (`copy::Writer`), which applies the canonical projection and writes Parquet. The
-//! summary's passes then read the copy.
+//! new-api JSON lines read once, straight into their typed copy: each block of lines
+//! parsed by [`row::parse_lines`] on two threads, its canonical values (the adapter's, see
+//! the module above) built into columns as it is parsed, and each run of rows handed to
+//! the copy's writer (`copy::Writer`), which applies the canonical projection and writes
+//! Parquet. The summary's passes then read the copy.
 //!
 //! This replaces three readings of the file (the generic row check, a count of the rows
 //! left out, and polars' JSON reader with `other` decoded by `json_decode` in every pass)
 //! by one parse of each line and one of its `other` string. It is tried for a log read
 //! whole; the first line it cannot read as the slow path would (see `row`), a blank line,
 //! or a projection it does not match gives it up, and the file is read the slow way.
+//!
+//! For one request (`explain --request-id`), [`locate`] finds its rows by a search of the
+//! log's text, parsing only the lines that hold the id, and [`read_rows`] reads only the
+//! rows around it into a copy.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -50,6 +54,12 @@ const FIGURES: [&str; 9] = [
     SPANS[4],
 ];
 
+/// What stops a reading of blocks where the slow reading takes over (`given_up` says so;
+/// never shown).
+fn stop() -> Error {
+    Error::Usage("the one-parse reading gave up".into())
+}
+
 /// The log read into its copy.
 pub struct Read {
     pub lf: LazyFrame,
@@ -77,7 +87,7 @@ pub fn read(path: &Path, name: &Path) -> Result<Option<Read>> {
     let read = for_each_block(path, BLOCK, |bytes, _| {
         let Some(parts) = parse_block(bytes) else {
             given_up = true;
-            return Err(Error::Usage(String::new()));
+            return Err(stop());
         };
         for part in parts {
             let n = part.kept.len() as u64;
@@ -412,7 +422,7 @@ pub fn locate(path: &Path, id: &str) -> Result<Option<Located>> {
         offset += bytes.len() as u64;
         if has_blank_line(bytes) {
             given_up = true;
-            return Err(Error::Usage(String::new()));
+            return Err(stop());
         }
         let mut counted = (0usize, before);
         for hit in finder.find_iter(bytes) {
@@ -428,7 +438,7 @@ pub fn locate(path: &Path, id: &str) -> Result<Option<Located>> {
             let line = std::str::from_utf8(&bytes[start..end]).ok();
             let Some(parsed) = line.and_then(row::parse) else {
                 given_up = true;
-                return Err(Error::Usage(String::new()));
+                return Err(stop());
             };
             let found = text(&parsed, row::key::REQUEST_ID).or_else(|| text(&parsed, row::key::ID));
             if found.as_deref() == Some(id) {

@@ -520,3 +520,30 @@ fn content_never_reaches_any_command() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
 }
+
+/// The same requests with `other` an object and `other` a JSON string map the same
+/// fields: the header counts the timing fields a JSON string holds values for, not every
+/// one it could hold.
+#[test]
+fn a_json_string_other_maps_the_fields_it_has() {
+    let mapped = |file: &str| {
+        let out = cli(&[
+            "analyze",
+            fixture(file).to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let fields = v["inputs"][0]["fields"].as_array().unwrap().clone();
+        let mut names: Vec<String> = fields
+            .iter()
+            .map(|f| f["field"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    let object = mapped("generated/gateway.jsonl");
+    assert_eq!(object.len(), 26);
+    assert_eq!(mapped("generated/gateway_other_string.jsonl"), object);
+}

@@ -994,10 +994,13 @@ fn load_one(opened: &spool::Opened, content: Content, reading: Reading) -> Resul
         }
         _ => (lf, None),
     };
-    // A new-api log names the fields it has values for, not all those its adapter reads.
-    let mapping = match (&typed, format) {
-        (Some(_), InputFormat::NewApi) => newapi::with_values(mapping, &lf, &opened.name)?,
-        _ => mapping,
+    // A log names the fields it has values for: a new-api log not all those its adapter
+    // reads, a JSON-string `other` not every timing field it could hold.
+    let mapping = match &typed {
+        Some(_) => with_values(mapping, &lf, &opened.name, |o| {
+            format == InputFormat::NewApi || matches!(o, Origin::JsonString(_))
+        })?,
+        None => mapping,
     };
     // Added after the copy: columns computed from the row number or the same in every row
     // need not be written into it.
@@ -1201,6 +1204,41 @@ pub(crate) fn scan_copy(copy: &spool::Spooled, name: &Path, order: Vec<Expr>) ->
     .map_err(read_error)?
     .with_column(lit(name.display().to_string()).alias(SOURCE_COL))
     .select(order))
+}
+
+/// `mapping` with the fields of the places `which` picks absent where no row of the log's
+/// typed copy (`lf`) has a value: the header then counts the fields the log has, not
+/// those its reading could find. One aggregate over the copy's columns.
+fn with_values(
+    mut mapping: canonical::Mapping,
+    lf: &LazyFrame,
+    name: &Path,
+    which: impl Fn(&Origin) -> bool,
+) -> Result<canonical::Mapping> {
+    let asked: Vec<String> = mapping
+        .found()
+        .filter(|(_, o)| which(o))
+        .map(|(n, _)| n.to_string())
+        .collect();
+    if asked.is_empty() {
+        return Ok(mapping);
+    }
+    let any: Vec<Expr> = asked
+        .iter()
+        .map(|f| col(f.as_str()).is_not_null().any(true).alias(f.as_str()))
+        .collect();
+    let df = lf
+        .clone()
+        .select(any)
+        .collect()
+        .map_err(|e| Error::input(name, polars_message(&e)))?;
+    for (field, origin, _) in &mut mapping.fields {
+        let held = || df.column(field).ok()?.bool().ok()?.get(0);
+        if asked.contains(field) && held() == Some(false) {
+            *origin = Origin::Absent;
+        }
+    }
+    Ok(mapping)
 }
 
 /// Where each canonical field is in a file's columns (`canonical::map`), with whether a

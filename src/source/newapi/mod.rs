@@ -66,7 +66,6 @@ pub use csv_export::CsvCopy;
 pub use lines::{locate, read as read_lines, read_rows, Located, Read};
 use serde_json::Value;
 
-use super::canonical::{Mapping, Origin};
 use super::sniff::{self, Content};
 use super::{csv, json, parquet, Adapted, InputFormat};
 use crate::error::{Error, Result};
@@ -201,32 +200,6 @@ pub fn scan(path: &Path, repaired: Option<&super::spool::Spooled>) -> Result<Ada
         frame: decoded(raw).select(frame),
         notes: notes(count("left_out"), count("logged"), count("relay")),
     })
-}
-
-/// `mapping` with the fields no row of the log's typed copy (`lf`) has a value for
-/// absent: the header then counts the fields the log has, not those the adapter reads.
-pub fn with_values(mut mapping: Mapping, lf: &LazyFrame, name: &Path) -> Result<Mapping> {
-    let found: Vec<String> = mapping.found().map(|(n, _)| n.to_string()).collect();
-    let any: Vec<Expr> = found
-        .iter()
-        .map(|f| col(f.as_str()).is_not_null().any(true).alias(f.as_str()))
-        .collect();
-    let df = lf
-        .clone()
-        .select(any)
-        .collect()
-        .map_err(|e| Error::input(name, super::polars_message(&e)))?;
-    for (field, origin, _) in &mut mapping.fields {
-        let held = df
-            .column(field)
-            .ok()
-            .and_then(|c| c.bool().ok()?.get(0))
-            .unwrap_or(true);
-        if !held {
-            *origin = Origin::Absent;
-        }
-    }
-    Ok(mapping)
 }
 
 /// What a reading says of the rows: how many were left out (not requests), how the

@@ -342,13 +342,17 @@ impl Part {
                 .number()
                 .1
         };
-        let mut figures = vec![
+        let figures: [Option<f64>; FIGURES.len()] = [
             frt,
             relay_total,
             timing(0),
             timing(1).zip(timing(2)).map(|(a, b)| a + b),
+            timing(1),
+            timing(2),
+            timing(3),
+            timing(4),
+            timing(5),
         ];
-        figures.extend((1..=SPANS.len()).map(timing));
         let first = TEXT.len() + 1 + COUNTS.len();
         for (i, (column, v)) in self.figures.iter_mut().zip(figures).enumerate() {
             present |= u64::from(v.is_some()) << (first + i);

@@ -367,6 +367,28 @@ fn litellm_microseconds_and_the_payloads_stream_are_read() {
     );
 }
 
+/// Both readings' rows: the same columns, every value the same but the file's name and
+/// the identifiers, hashed with a salt of each run's own.
+fn assert_same_rows(
+    name: &str,
+    a: &tracediag::analyze::Collected,
+    b: &tracediag::analyze::Collected,
+) {
+    assert_eq!(a.frame.get_column_names(), b.frame.get_column_names());
+    let differ: Vec<String> = a
+        .frame
+        .columns()
+        .iter()
+        .zip(b.frame.columns())
+        .filter(|(x, _)| {
+            !["source_file", "user", "token_name", "client_ip"].contains(&x.name().as_str())
+        })
+        .filter(|(x, y)| !x.equals_missing(y))
+        .map(|(x, y)| format!("{x:?}\n{y:?}"))
+        .collect();
+    assert!(differ.is_empty(), "{name}: {}", differ.join("\n"));
+}
+
 /// new-api JSON lines read whole take the one-parse reading into a typed copy; a file it
 /// gives up on (here for its trailing blank line) takes the generic check and polars'
 /// reader. Both give every request the same values, class and line: the generated log of
@@ -392,20 +414,7 @@ fn new_api_json_lines_read_the_same_by_both_readings() {
         let rules = tracediag::ruleset::RuleSet::gateway().unwrap();
         let (a, b) = (run(&rules, &[fast]), run(&rules, &[slow]));
         assert!(a.frame.height() > 0);
-        assert_eq!(a.frame.get_column_names(), b.frame.get_column_names());
-        let differ: Vec<String> = a
-            .frame
-            .columns()
-            .iter()
-            .zip(b.frame.columns())
-            // The file's name, and the identifiers hashed with a salt of each run's own.
-            .filter(|(x, _)| {
-                !["source_file", "user", "token_name", "client_ip"].contains(&x.name().as_str())
-            })
-            .filter(|(x, y)| !x.equals_missing(y))
-            .map(|(x, y)| format!("{x:?}\n{y:?}"))
-            .collect();
-        assert!(differ.is_empty(), "{name}: {}", differ.join("\n"));
+        assert_same_rows(name, &a, &b);
     }
 }
 
@@ -494,15 +503,5 @@ fn new_api_csv_reads_the_same_by_both_readings() {
     let rules = tracediag::ruleset::RuleSet::gateway().unwrap();
     let (a, b) = (run(&rules, &[fast]), run(&rules, &[slow]));
     assert_eq!(a.frame.height(), 2969);
-    assert_eq!(a.frame.get_column_names(), b.frame.get_column_names());
-    let differ: Vec<String> = a
-        .frame
-        .columns()
-        .iter()
-        .zip(b.frame.columns())
-        .filter(|(x, _)| !["source_file", "user"].contains(&x.name().as_str()))
-        .filter(|(x, y)| !x.equals_missing(y))
-        .map(|(x, y)| format!("{x:?}\n{y:?}"))
-        .collect();
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert_same_rows("csv", &a, &b);
 }

@@ -15,14 +15,11 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use polars::prelude::*;
-
-use super::lines::{adapter_mapping, present_only, Part, Read, Tally};
+use super::lines::{Copying, Part, Read};
 use super::row::{self, Cell, Row, OTHER, REQUEST_TIMING};
 use super::KEYS;
 use crate::error::{Error, Result};
-use crate::source::canonical::Mapping;
-use crate::source::copy::{Writer, PART_ROWS};
+use crate::source::copy::PART_ROWS;
 use crate::source::rowcheck::Records;
 
 /// Records handed to the builder at a time.
@@ -31,15 +28,14 @@ const BATCH: usize = 4096;
 /// Where each key of [`KEYS`] is in a record.
 type Places = [Option<usize>; KEYS.len()];
 
-/// What the builder made: the writer, the tally, and whether a record spoiled the copy.
-type Built = Result<(Writer, Tally, bool)>;
+/// What the builder made: the copy, and whether a record spoiled it.
+type Built = Result<(Copying, bool)>;
 
 /// The copy being made; see the module documentation.
 pub struct CsvCopy {
     name: std::path::PathBuf,
-    mapping: Mapping,
-    /// The writer, until the header says where the keys are and the builder takes it.
-    writer: Option<Writer>,
+    /// The copy, until the header says where the keys are and the builder takes it.
+    copying: Option<Copying>,
     batch: Vec<::csv::ByteRecord>,
     batches: Option<SyncSender<Vec<::csv::ByteRecord>>>,
     builder: Option<JoinHandle<Built>>,
@@ -53,17 +49,12 @@ impl CsvCopy {
     /// Start a copy of the CSV export at `path` (named `name` in messages); none where its
     /// projection cannot be planned here.
     pub fn start(path: &Path, name: &Path) -> Result<Option<CsvCopy>> {
-        let Some(mapping) = adapter_mapping(path)? else {
-            return Ok(None);
-        };
-        let Some(writer) = Writer::start(name, Part::new(0).frame()?, mapping.clone(), vec![])
-        else {
+        let Some(copying) = Copying::start(path, name)? else {
             return Ok(None);
         };
         Ok(Some(CsvCopy {
             name: name.to_path_buf(),
-            mapping,
-            writer: Some(writer),
+            copying: Some(copying),
             batch: Vec::with_capacity(BATCH),
             batches: None,
             builder: None,
@@ -79,20 +70,13 @@ impl CsvCopy {
         let Some(builder) = self.builder.take() else {
             return Ok(None);
         };
-        let (writer, tally, spoiled) = builder.join().map_err(|_| {
+        let (copying, spoiled) = builder.join().map_err(|_| {
             Error::input(&self.name, "the typed copy's builder stopped unexpectedly")
         })??;
         if spoiled || self.spoiled || self.rows == 0 {
             return Ok(None);
         }
-        let (lf, copy) = writer.finish()?;
-        Ok(Some(Read {
-            lf,
-            copy,
-            mapping: present_only(self.mapping, tally.present),
-            rows: self.rows,
-            notes: super::notes(tally.left_out, tally.logged, tally.relay),
-        }))
+        copying.finish(self.rows).map(Some)
     }
 
     /// Hand the batch held to the builder.
@@ -114,13 +98,13 @@ impl Records for CsvCopy {
         for (i, key) in KEYS.iter().enumerate() {
             places[i] = header.iter().position(|h| h == key);
         }
-        let Some(writer) = self.writer.take() else {
+        let Some(copying) = self.copying.take() else {
             return false;
         };
         // Two batches wait at most: the check does not run ahead of the builder by more.
         let (batches, received) = sync_channel(2);
         self.batches = Some(batches);
-        self.builder = Some(std::thread::spawn(move || build(received, places, writer)));
+        self.builder = Some(std::thread::spawn(move || build(received, places, copying)));
         true
     }
 
@@ -144,39 +128,26 @@ impl Records for CsvCopy {
 
 /// The builder's thread: each record's row pushed onto a part, every `PART_ROWS` rows
 /// handed to the writer (the rows numbered from 1, in the order received).
-fn build(batches: Receiver<Vec<::csv::ByteRecord>>, places: Places, mut writer: Writer) -> Built {
-    let mut tally = Tally::default();
+fn build(batches: Receiver<Vec<::csv::ByteRecord>>, places: Places, mut copying: Copying) -> Built {
     let mut part = Part::new(PART_ROWS);
     let mut first = 1u64;
-    let mut send = |part: Part, first: &mut u64, tally: &mut Tally| -> Result<()> {
-        tally.add(&part.tally);
-        let n = part.kept.len() as u64;
-        let kept =
-            (part.tally.left_out > 0).then(|| BooleanChunked::from_slice("".into(), &part.kept));
-        writer.send_kept(*first, part.frame()?, kept)?;
-        *first += n;
-        Ok(())
-    };
     for batch in batches {
         for record in &batch {
             let Some(parsed) = row_of(&places, record) else {
                 // The rest is not read: the copy will not be used.
-                return Ok((writer, tally, true));
+                return Ok((copying, true));
             };
             part.push(&parsed);
             if part.kept.len() >= PART_ROWS {
-                send(
-                    std::mem::replace(&mut part, Part::new(PART_ROWS)),
-                    &mut first,
-                    &mut tally,
-                )?;
+                let full = std::mem::replace(&mut part, Part::new(PART_ROWS));
+                first = copying.send(first, full)?;
             }
         }
     }
     if !part.kept.is_empty() {
-        send(part, &mut first, &mut tally)?;
+        copying.send(first, part)?;
     }
-    Ok((writer, tally, false))
+    Ok((copying, false))
 }
 
 /// The record's row as a JSON line's: its fields as text, `other` and the bare

@@ -71,31 +71,70 @@ pub struct Read {
     pub notes: Vec<String>,
 }
 
+/// A copy being written by the readings of a new-api log: the adapter's mapping, the
+/// copy's writer, and the tally of the rows handed over.
+pub(super) struct Copying {
+    mapping: Mapping,
+    writer: Writer,
+    tally: Tally,
+}
+
+impl Copying {
+    /// Start the copy of the log at `path` (named `name` in messages); none where its
+    /// projection is not the one the parts are built for.
+    pub(super) fn start(path: &Path, name: &Path) -> Result<Option<Copying>> {
+        let Some(mapping) = adapter_mapping(path)? else {
+            return Ok(None);
+        };
+        let writer = Writer::start(name, Part::new(0).frame()?, mapping.clone(), vec![]);
+        Ok(writer.map(|writer| Copying {
+            mapping,
+            writer,
+            tally: Tally::default(),
+        }))
+    }
+
+    /// Hand `part`, its first row the file's row `first`, to the writer (only its requests
+    /// are written); returns the row after it.
+    pub(super) fn send(&mut self, first: u64, part: Part) -> Result<u64> {
+        let n = part.kept.len() as u64;
+        self.tally.add(&part.tally);
+        let kept =
+            (part.tally.left_out > 0).then(|| BooleanChunked::from_slice("".into(), &part.kept));
+        self.writer.send_kept(first, part.frame()?, kept)?;
+        Ok(first + n)
+    }
+
+    /// The copy of `rows` rows read back, with the fields its rows have values for and
+    /// the adapter's notes.
+    pub(super) fn finish(self, rows: u64) -> Result<Read> {
+        let (lf, copy) = self.writer.finish()?;
+        let t = self.tally;
+        Ok(Read {
+            lf,
+            copy,
+            mapping: present_only(self.mapping, t.present),
+            rows,
+            notes: super::notes(t.left_out, t.logged, t.relay),
+        })
+    }
+}
+
 /// Read the new-api JSON-lines log at `path` (named `name` in messages) into its typed
 /// copy, or none where the slow reading must read it (see the module documentation).
 pub fn read(path: &Path, name: &Path) -> Result<Option<Read>> {
-    let Some(mapping) = adapter_mapping(path)? else {
+    let Some(mut copying) = Copying::start(path, name)? else {
         return Ok(None);
     };
-    let Some(mut writer) = Writer::start(name, Part::new(0).frame()?, mapping.clone(), vec![])
-    else {
-        return Ok(None);
-    };
-    let mut tally = Tally::default();
     let mut given_up = false;
-    let mut rows = 0u64;
+    let mut next = 1u64;
     let read = for_each_block(path, BLOCK, |bytes, _| {
         let Some(parts) = parse_block(bytes) else {
             given_up = true;
             return Err(stop());
         };
         for part in parts {
-            let n = part.kept.len() as u64;
-            tally.add(&part.tally);
-            let kept = (part.tally.left_out > 0)
-                .then(|| BooleanChunked::from_slice("".into(), &part.kept));
-            writer.send_kept(rows + 1, part.frame()?, kept)?;
-            rows += n;
+            next = copying.send(next, part)?;
         }
         Ok(())
     });
@@ -104,22 +143,15 @@ pub fn read(path: &Path, name: &Path) -> Result<Option<Read>> {
         Err(e) => return Err(e),
         Ok(_) => {}
     }
-    if rows == 0 {
+    if next == 1 {
         return Ok(None);
     }
-    let (lf, copy) = writer.finish()?;
-    Ok(Some(Read {
-        lf,
-        copy,
-        mapping: present_only(mapping, tally.present),
-        rows,
-        notes: super::notes(tally.left_out, tally.logged, tally.relay),
-    }))
+    copying.finish(next - 1).map(Some)
 }
 
 /// The adapter's mapping (as the slow reading makes it), when its projection of a part is
 /// the one built here: none otherwise.
-pub(super) fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
+fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
     let empty: Vec<Column> = super::KEYS
         .iter()
         .map(|k| Column::new_empty((*k).into(), &DataType::String))
@@ -158,7 +190,7 @@ pub(super) fn adapter_mapping(path: &Path) -> Result<Option<Mapping>> {
 
 /// `mapping` with the fields of the columns no row has a value in absent: the header
 /// then counts the fields the log has, not those the adapter can read.
-pub(super) fn present_only(mut mapping: Mapping, present: u64) -> Mapping {
+fn present_only(mut mapping: Mapping, present: u64) -> Mapping {
     let columns = Part::names();
     for (field, origin, _) in &mut mapping.fields {
         if let Some(i) = columns.iter().position(|c| c == field) {
@@ -172,16 +204,16 @@ pub(super) fn present_only(mut mapping: Mapping, present: u64) -> Mapping {
 
 /// The counts the adapter's notes give, and which columns hold a value.
 #[derive(Default)]
-pub(super) struct Tally {
-    pub(super) left_out: u64,
-    pub(super) logged: u64,
-    pub(super) relay: u64,
+struct Tally {
+    left_out: u64,
+    logged: u64,
+    relay: u64,
     /// One bit per column of `Part::names`.
-    pub(super) present: u64,
+    present: u64,
 }
 
 impl Tally {
-    pub(super) fn add(&mut self, other: &Tally) {
+    fn add(&mut self, other: &Tally) {
         self.left_out += other.left_out;
         self.logged += other.logged;
         self.relay += other.relay;
@@ -224,7 +256,7 @@ pub(super) struct Part {
     figures: Vec<Vec<Option<f64>>>,
     /// Whether each row is a request (consume or error rows).
     pub(super) kept: Vec<bool>,
-    pub(super) tally: Tally,
+    tally: Tally,
 }
 
 /// A text cell of `cells[i]`.
@@ -488,11 +520,7 @@ pub fn read_rows(
     last: u64,
 ) -> Result<Option<Read>> {
     use std::io::{BufRead, Seek};
-    let Some(mapping) = adapter_mapping(path)? else {
-        return Ok(None);
-    };
-    let Some(mut writer) = Writer::start(name, Part::new(0).frame()?, mapping.clone(), vec![])
-    else {
+    let Some(mut copying) = Copying::start(path, name)? else {
         return Ok(None);
     };
     let (mut row, offset) = located
@@ -506,21 +534,15 @@ pub fn read_rows(
     let mut file = std::fs::File::open(path).map_err(fail)?;
     file.seek(std::io::SeekFrom::Start(offset)).map_err(fail)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut tally = Tally::default();
     let (mut chunk, mut chunk_first) = (Vec::with_capacity(BLOCK), first);
     let mut line = vec![];
-    let mut send = |chunk: &mut Vec<u8>, chunk_first: u64, tally: &mut Tally| -> Result<bool> {
+    let mut send = |chunk: &mut Vec<u8>, chunk_first: u64| -> Result<bool> {
         let Some(parts) = parse_block(chunk) else {
             return Ok(false);
         };
         let mut at = chunk_first;
         for part in parts {
-            let n = part.kept.len() as u64;
-            tally.add(&part.tally);
-            let kept = (part.tally.left_out > 0)
-                .then(|| BooleanChunked::from_slice("".into(), &part.kept));
-            writer.send_kept(at, part.frame()?, kept)?;
-            at += n;
+            at = copying.send(at, part)?;
         }
         chunk.clear();
         Ok(true)
@@ -533,7 +555,7 @@ pub fn read_rows(
         if row >= first {
             chunk.extend_from_slice(&line);
             if chunk.len() >= BLOCK {
-                if !send(&mut chunk, chunk_first, &mut tally)? {
+                if !send(&mut chunk, chunk_first)? {
                     return Ok(None);
                 }
                 chunk_first = row + 1;
@@ -541,17 +563,10 @@ pub fn read_rows(
         }
         row += 1;
     }
-    if !chunk.is_empty() && !send(&mut chunk, chunk_first, &mut tally)? {
+    if !chunk.is_empty() && !send(&mut chunk, chunk_first)? {
         return Ok(None);
     }
-    let (lf, copy) = writer.finish()?;
-    Ok(Some(Read {
-        lf,
-        copy,
-        mapping: present_only(mapping, tally.present),
-        rows: last + 1 - first,
-        notes: super::notes(tally.left_out, tally.logged, tally.relay),
-    }))
+    copying.finish(last + 1 - first).map(Some)
 }
 
 #[cfg(test)]

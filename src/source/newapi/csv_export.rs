@@ -108,6 +108,10 @@ impl Records for CsvCopy {
         true
     }
 
+    fn vouches_for_other(&mut self, other: &str) -> bool {
+        super::scan::other_string(other).is_some()
+    }
+
     fn record(&mut self, row: u64, record: &::csv::ByteRecord) -> Result<()> {
         // Records come one after the other; a gap is a record the check left to the slow
         // reading.

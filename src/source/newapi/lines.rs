@@ -86,7 +86,7 @@ impl Copying {
         let Some(mapping) = adapter_mapping(path)? else {
             return Ok(None);
         };
-        let writer = Writer::start(name, Part::new(0).frame()?, mapping.clone(), vec![]);
+        let writer = Writer::start(name, Part::new(0).frame(0)?, mapping.clone(), vec![]);
         Ok(writer.map(|writer| Copying {
             mapping,
             writer,
@@ -97,12 +97,14 @@ impl Copying {
     /// Hand `part`, its first row the file's row `first`, to the writer (only its requests
     /// are written); returns the row after it.
     pub(super) fn send(&mut self, first: u64, part: Part) -> Result<u64> {
-        let n = part.kept.len() as u64;
-        self.tally.add(&part.tally);
-        let kept =
-            (part.tally.left_out > 0).then(|| BooleanChunked::from_slice("".into(), &part.kept));
-        self.writer.send_kept(first, part.frame()?, kept)?;
-        Ok(first + n)
+        self.send_done(first, part.done()?)
+    }
+
+    /// As `send`, for a part already made into its frame.
+    fn send_done(&mut self, first: u64, done: Done) -> Result<u64> {
+        self.tally.add(&done.tally);
+        self.writer.send_kept(first, done.frame, done.kept)?;
+        Ok(first + done.rows)
     }
 
     /// The copy of `rows` rows read back, with the fields its rows have values for and
@@ -133,8 +135,11 @@ pub fn read(path: &Path, name: &Path) -> Result<Option<Read>> {
             given_up = true;
             return Err(stop());
         };
-        for part in parts {
-            next = copying.send(next, part)?;
+        for done in parts {
+            let done = done?;
+            if done.rows > 0 {
+                next = copying.send_done(next, done)?;
+            }
         }
         Ok(())
     });
@@ -221,31 +226,70 @@ impl Tally {
     }
 }
 
-/// A block's lines as parts, on two threads where it is large; none when a line is given up.
-fn parse_block(bytes: &[u8]) -> Option<Vec<Part>> {
-    let half = bytes.len() / 2;
-    let split = match memchr::memchr(b'\n', &bytes[half..]) {
-        Some(p) if bytes.len() > 1 << 20 => half + p + 1,
-        _ => bytes.len(),
+/// Bytes of lines a thread parses at a time: a block is cut into pieces of about this
+/// size, taken in turn by two threads, so that neither waits long for the other at the
+/// block's end.
+const PIECE: usize = 1 << 20;
+
+/// A block's lines as parts made into frames, parsed on two threads; none when a line is
+/// given up.
+fn parse_block(bytes: &[u8]) -> Option<Vec<Result<Done>>> {
+    let pieces = pieces(bytes, PIECE);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::OnceLock<Option<Result<Done>>>> =
+        pieces.iter().map(|_| std::sync::OnceLock::new()).collect();
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(piece) = pieces.get(i) else { break };
+        let _ = slots[i].set(parse_lines(piece).map(Part::done));
     };
-    let (a, b) = bytes.split_at(split);
-    let (a, b) = std::thread::scope(|s| {
-        let h = s.spawn(|| parse_lines(b));
-        (parse_lines(a), h.join().ok().flatten())
+    std::thread::scope(|s| {
+        if pieces.len() > 1 {
+            s.spawn(work);
+        }
+        work();
     });
-    Some(
-        vec![a?, b?]
-            .into_iter()
-            .filter(|p| !p.kept.is_empty())
-            .collect(),
-    )
+    slots
+        .into_iter()
+        .map(|slot| slot.into_inner().flatten())
+        .collect()
+}
+
+/// `bytes` cut after a line end about every `size` bytes.
+fn pieces(bytes: &[u8], size: usize) -> Vec<&[u8]> {
+    let mut pieces = vec![];
+    let mut rest = bytes;
+    while rest.len() > size {
+        match memchr::memchr(b'\n', &rest[size..]) {
+            Some(p) => {
+                let (piece, after) = rest.split_at(size + p + 1);
+                pieces.push(piece);
+                rest = after;
+            }
+            None => break,
+        }
+    }
+    if !rest.is_empty() || pieces.is_empty() {
+        pieces.push(rest);
+    }
+    pieces
 }
 
 /// Lines into a part; none at a line the slow reading must read.
 fn parse_lines(bytes: &[u8]) -> Option<Part> {
     let mut part = Part::new(bytes.len() / 400 + 1);
-    row::parse_lines(std::str::from_utf8(bytes).ok()?, |row| part.push(&row))?;
+    row::parse_lines(std::str::from_utf8(bytes).ok()?, |row| part.push(row))?;
     Some(part)
+}
+
+/// A part made into the frame the writer takes, with its tally.
+pub(super) struct Done {
+    /// Its rows, those left out among them.
+    rows: u64,
+    frame: DataFrame,
+    /// Which rows are requests; none when all are.
+    kept: Option<BooleanChunked>,
+    tally: Tally,
 }
 
 /// A run of rows as the adapter's columns, the counts parsed.
@@ -395,9 +439,22 @@ impl Part {
         }
     }
 
-    /// The part's frame, shaped as the copy's projection expects it.
-    pub(super) fn frame(self) -> Result<DataFrame> {
-        let rows = self.kept.len();
+    /// The part made into its frame, with which rows are requests.
+    pub(super) fn done(mut self) -> Result<Done> {
+        let kept = std::mem::take(&mut self.kept);
+        let tally = std::mem::take(&mut self.tally);
+        let rows = kept.len() as u64;
+        let kept = (tally.left_out > 0).then(|| BooleanChunked::from_slice("".into(), &kept));
+        Ok(Done {
+            rows,
+            frame: self.frame(rows as usize)?,
+            kept,
+            tally,
+        })
+    }
+
+    /// The part's frame of `rows` rows, shaped as the copy's projection expects it.
+    pub(super) fn frame(self, rows: usize) -> Result<DataFrame> {
         let mut columns: Vec<Column> = vec![];
         let mut text = self.text.into_iter().map(|b| b.finish().into_column());
         columns.extend(text.next());
@@ -541,8 +598,11 @@ pub fn read_rows(
             return Ok(false);
         };
         let mut at = chunk_first;
-        for part in parts {
-            at = copying.send(at, part)?;
+        for done in parts {
+            let done = done?;
+            if done.rows > 0 {
+                at = copying.send_done(at, done)?;
+            }
         }
         chunk.clear();
         Ok(true)
@@ -625,14 +685,10 @@ mod tests {
         assert_eq!(rows, [Some(2), Some(3)]);
     }
 
-    /// Differential fuzzing of the one-parse reading against the generic row check:
-    /// random mutations of real and generated rows. Neither may panic, and a line the
-    /// one-parse reading accepts must be one the check finds nothing wrong with (else a
-    /// bad row would be read as good). Time-boxed by TRACEDIAG_FUZZ_SECS (default 5).
-    #[test]
-    #[ignore = "a time-boxed fuzz run: TRACEDIAG_FUZZ_SECS=1800 cargo test --release --lib one_parse_fuzz -- --ignored"]
-    fn one_parse_fuzz_never_accepts_a_row_the_check_rejects() {
-        use crate::source::rowcheck::{check_json_lines, BadRowPolicy};
+    /// Random mutations of real and generated new-api rows, one line each (no line end),
+    /// handed to `each` until it returns false: bytes changed, JSON pieces put in, runs
+    /// taken out, a key given twice.
+    fn mutated_lines(mut each: impl FnMut(Vec<u8>) -> bool) {
         let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let mut seeds: Vec<String> =
             std::fs::read_to_string(root.join("fixtures/generated/newapi.jsonl"))
@@ -647,11 +703,7 @@ mod tests {
                 .lines()
                 .map(String::from),
         );
-        let secs: u64 = std::env::var("TRACEDIAG_FUZZ_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(5);
-        let pieces: [&str; 16] = [
+        let pieces: [&str; 19] = [
             "\"",
             "\\",
             "{",
@@ -667,10 +719,11 @@ mod tests {
             "\\u00e9",
             "\\ud800",
             "\u{7f}",
+            "\u{1}",
             "18446744073709551616",
+            "\\\"",
+            "1.5e-3",
         ];
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("line.jsonl");
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             state ^= state << 13;
@@ -678,9 +731,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let start = std::time::Instant::now();
-        let (mut tried, mut accepted) = (0u64, 0u64);
-        while start.elapsed().as_secs() < secs {
+        loop {
             let mut line = seeds[next() as usize % seeds.len()].clone().into_bytes();
             for _ in 0..1 + next() % 3 {
                 let at = next() as usize % (line.len() + 1);
@@ -706,11 +757,89 @@ mod tests {
                 }
             }
             line.retain(|b| *b != b'\n');
+            if !each(line) {
+                return;
+            }
+        }
+    }
+
+    /// The scanner reads a row only as serde reads it, on mutated rows: never one serde
+    /// gives up on, never with another value.
+    #[test]
+    fn the_scanner_reads_rows_as_serde_does() {
+        let (mut tried, mut read, mut scanned) = (0, 0, 0);
+        mutated_lines(|line| {
+            tried += 1;
+            if let Ok(text) = std::str::from_utf8(&line) {
+                let serde = row::parse_by_serde(text);
+                read += usize::from(serde.is_some());
+                if let Some(row) = super::super::scan::scanned(text) {
+                    scanned += 1;
+                    assert_eq!(Some(row), serde, "{text}");
+                }
+            }
+            tried < 20_000
+        });
+        // Most of the rows serde reads, the scanner reads too: the comparison is not empty.
+        assert!(
+            scanned * 10 > read * 9,
+            "{scanned} scanned of {read} read by serde, of {tried}"
+        );
+    }
+
+    /// An `other` the scanner reads is one the CSV row check finds nothing wrong with (a
+    /// CSV export's check lets the scanner vouch for it), on mutated rows' `other`.
+    #[test]
+    fn an_other_the_scanner_reads_is_one_the_check_passes() {
+        use crate::source::rowcheck::{check_csv, BadRowPolicy};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.csv");
+        let (mut tried, mut scanned) = (0, 0);
+        mutated_lines(|line| {
+            let other = serde_json::from_slice::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v.get("other")?.as_str().map(String::from));
+            if let Some(other) = other {
+                tried += 1;
+                if super::super::scan::other_string(&other).is_some() {
+                    scanned += 1;
+                    let csv = format!("id,other\n1,\"{}\"\n", other.replace('"', "\"\""));
+                    std::fs::write(&path, csv).unwrap();
+                    let checked = check_csv(&path, b',', BadRowPolicy::Keep, None).unwrap();
+                    assert!(checked.bad.is_empty(), "{other}: {:?}", checked.bad);
+                }
+            }
+            tried < 3_000
+        });
+        assert!(scanned > 1_000, "{scanned} of {tried} scanned");
+    }
+
+    /// Differential fuzzing of the one-parse reading against the generic row check:
+    /// random mutations of real and generated rows. Neither may panic, and a line the
+    /// one-parse reading accepts must be one the check finds nothing wrong with (else a
+    /// bad row would be read as good), read by the scanner as serde reads it.
+    /// Time-boxed by TRACEDIAG_FUZZ_SECS (default 5).
+    #[test]
+    #[ignore = "a time-boxed fuzz run: TRACEDIAG_FUZZ_SECS=1800 cargo test --release --lib one_parse_fuzz -- --ignored"]
+    fn one_parse_fuzz_never_accepts_a_row_the_check_rejects() {
+        use crate::source::rowcheck::{check_json_lines, BadRowPolicy};
+        let secs: u64 = std::env::var("TRACEDIAG_FUZZ_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(5);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("line.jsonl");
+        let start = std::time::Instant::now();
+        let (mut tried, mut accepted) = (0u64, 0u64);
+        mutated_lines(|line| {
             tried += 1;
             // The reading gives up on a block that is not UTF-8 before it parses a row.
             let Ok(text) = std::str::from_utf8(&line) else {
-                continue;
+                return start.elapsed().as_secs() < secs;
             };
+            if let Some(row) = super::super::scan::scanned(text) {
+                assert_eq!(Some(row), row::parse_by_serde(text), "{text}");
+            }
             let fast = row::parse(text).is_some();
             assert_eq!(
                 fast,
@@ -718,7 +847,7 @@ mod tests {
                 "{text}"
             );
             if !fast {
-                continue;
+                return start.elapsed().as_secs() < secs;
             }
             accepted += 1;
             std::fs::write(&path, &line).unwrap();
@@ -728,7 +857,8 @@ mod tests {
                 "accepted but bad: {text}\n{:?}",
                 checked.bad
             );
-        }
+            start.elapsed().as_secs() < secs
+        });
         eprintln!("{tried} mutated lines, {accepted} accepted by the one-parse reading");
     }
 }

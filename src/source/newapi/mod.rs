@@ -57,6 +57,7 @@
 mod csv_export;
 mod lines;
 mod row;
+mod scan;
 
 use std::path::Path;
 

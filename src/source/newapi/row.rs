@@ -133,7 +133,7 @@ pub struct Other {
 }
 
 /// A row's values of [`KEYS`]: the scalars by their index, `other` and the bare record.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Row<'a> {
     pub cells: [Cell<'a>; OTHER],
     pub other: Option<Other>,
@@ -143,51 +143,67 @@ pub struct Row<'a> {
 /// The row on `line`, or none when the line is anything the generic check could find at
 /// fault (see the module documentation).
 pub fn parse(line: &str) -> Option<Row<'_>> {
+    let mut row = Row::default();
+    parse_into(line, &mut row, &mut KeyCache::default())?;
+    Some(row)
+}
+
+/// The row on `line` as serde alone reads it (the scanner's reference).
+#[cfg(test)]
+pub(super) fn parse_by_serde(line: &str) -> Option<Row<'_>> {
+    let mut row = Row::default();
     let mut de = serde_json::Deserializer::from_str(line);
-    let row = de.deserialize_map(RowVisitor).ok()?;
+    RowSeed {
+        row: &mut row,
+        keys: &mut KeyCache::default(),
+    }
+    .deserialize(&mut de)
+    .ok()?;
     de.end().ok()?;
     Some(row)
 }
 
-/// Each row of `text` (whole lines, the last one's line end optional) handed to `each`,
-/// parsed by one deserializer (whose buffer for unescaped text is reused from row to row);
+/// Each row of `text` (whole lines, the last one's line end optional) handed to `each`;
 /// none, and no more rows, at the first line that is not one row of its own (a blank line,
 /// a row over two lines, two on one) or that the generic check could find at fault.
-pub fn parse_lines<'a>(text: &'a str, mut each: impl FnMut(Row<'a>)) -> Option<()> {
-    let bytes = text.as_bytes();
-    let body = text.strip_suffix('\n').unwrap_or(text).len();
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Row<'a>>();
-    if body == 0 {
+///
+/// Every line is parsed into the same `Row`, cleared between lines, and its keys looked up
+/// through a cache of the keys the lines before had at each place: a log's rows have the
+/// same keys in the same order, so a key costs one comparison, not a search.
+pub fn parse_lines<'a>(text: &'a str, mut each: impl FnMut(&Row<'a>)) -> Option<()> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    if body.is_empty() {
         // Nothing, or a blank line.
         return text.is_empty().then_some(());
     }
+    let mut row = Row::default();
+    let mut keys = KeyCache::default();
     let mut start = 0;
-    loop {
-        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |p| start + p);
-        let row = stream.next()?.ok()?;
-        let after = stream.byte_offset();
-        // The row ends on its own line, followed by white space at most.
-        let rest = bytes.get(after..end)?;
-        if !rest.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-            return None;
-        }
-        each(row);
-        if end >= body {
-            return Some(());
-        }
+    for end in memchr::memchr_iter(b'\n', body.as_bytes()).chain([body.len()]) {
+        parse_into(&body[start..end], &mut row, &mut keys)?;
+        each(&row);
         start = end + 1;
     }
+    Some(())
 }
 
-impl<'de> serde::Deserialize<'de> for Row<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Row<'de>, D::Error> {
-        d.deserialize_map(RowVisitor)
+/// `line` as one row into `row`, its earlier values cleared; none as [`parse`] says. The
+/// scanner reads the usual row (`scan`); serde the rest, and decides.
+fn parse_into<'a>(line: &'a str, row: &mut Row<'a>, keys: &mut KeyCache) -> Option<()> {
+    if super::scan::scan_into(line, row, keys) {
+        return Some(());
     }
+    let mut de = serde_json::Deserializer::from_str(line);
+    RowSeed { row, keys }.deserialize(&mut de).ok()?;
+    // The row ends its line, followed by white space at most.
+    de.end().ok()
 }
-
 /// `other` given as text (a CSV or Parquet export's column): none when blank; an error
 /// when it is not a JSON object the adapter can read.
 pub fn parse_other(text: &str) -> Result<Option<Other>, serde_json::Error> {
+    if let Some(other) = super::scan::other_string(text) {
+        return Ok(other);
+    }
     parse_other_as(text, OtherVisitor { strict: false })
 }
 
@@ -257,7 +273,7 @@ impl<'de> Visitor<'de> for KeySeed {
 
 /// The place of `key` among `keys`: compared by length and first byte before the text
 /// (called for every key of every row).
-fn find(keys: &[&str], key: &str) -> Option<usize> {
+pub(super) fn find(keys: &[&str], key: &str) -> Option<usize> {
     let b = key.as_bytes();
     let first = *b.first()?;
     keys.iter()
@@ -265,7 +281,7 @@ fn find(keys: &[&str], key: &str) -> Option<usize> {
 }
 
 /// Marks `i` met, or gives up on a key met twice.
-fn meet<E: de::Error>(met: &mut u32, i: usize) -> Result<(), E> {
+pub(super) fn meet<E: de::Error>(met: &mut u32, i: usize) -> Result<(), E> {
     if *met & (1 << i) != 0 {
         return Err(give_up());
     }
@@ -277,17 +293,19 @@ fn meet<E: de::Error>(met: &mut u32, i: usize) -> Result<(), E> {
 /// allocation per row. Two keys of equal hash count as the same: a false match only sends
 /// the row to the slow reading, which judges it.
 #[derive(Default)]
-struct Seen {
+pub(super) struct Seen {
     hashes: [u64; 32],
     len: usize,
 }
 
 impl Seen {
     /// Note `key`; gives up on a key met before, or on more keys than are held.
-    fn meet<E: de::Error>(&mut self, key: &str) -> Result<(), E> {
-        use std::hash::BuildHasher;
-        static HASH: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(7);
-        let h = HASH.hash_one(key);
+    pub(super) fn meet<E: de::Error>(&mut self, key: &str) -> Result<(), E> {
+        self.meet_hash(key_hash(key))
+    }
+
+    /// As `meet`, for the key of hash `h`.
+    pub(super) fn meet_hash<E: de::Error>(&mut self, h: u64) -> Result<(), E> {
         if self.len == self.hashes.len() || self.hashes[..self.len].contains(&h) {
             return Err(give_up());
         }
@@ -295,6 +313,13 @@ impl Seen {
         self.len += 1;
         Ok(())
     }
+}
+
+/// The hash [`Seen`] tells keys apart by.
+fn key_hash(key: &str) -> u64 {
+    use std::hash::BuildHasher;
+    static HASH: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(7);
+    HASH.hash_one(key)
 }
 
 /// The catalogue kind of a top-level key, as the generic check looks it up.
@@ -305,7 +330,7 @@ fn catalogue_kind(key: &str) -> Option<Kind> {
 /// Whether the generic check would find `cell` at fault under a catalogue field of `kind`:
 /// a boolean outside labels and flags, or a whole number beyond 64 bits (which serde
 /// reads as a float).
-fn faulty(kind: Kind, cell: &Cell<'_>) -> bool {
+pub(super) fn faulty(kind: Kind, cell: &Cell<'_>) -> bool {
     match cell {
         Cell::Bool(_) => !matches!(kind, Kind::Label | Kind::Flag),
         Cell::Float(f) => f.fract() == 0.0 && f.abs() >= 9.2e18,
@@ -314,32 +339,124 @@ fn faulty(kind: Kind, cell: &Cell<'_>) -> bool {
 }
 
 /// The kinds of [`KEYS`] in the catalogue, looked up once.
-fn key_kinds() -> &'static [Option<Kind>; OTHER] {
+pub(super) fn key_kinds() -> &'static [Option<Kind>; OTHER] {
     static KINDS: std::sync::OnceLock<[Option<Kind>; OTHER]> = std::sync::OnceLock::new();
     KINDS.get_or_init(|| std::array::from_fn(|i| catalogue_kind(KEYS[i])))
 }
 
-struct RowVisitor;
+/// What a top-level key is, worked out once per place in the row (see [`KeyCache`]).
+#[derive(Clone, Copy)]
+pub(super) enum Slot {
+    /// One of [`KEYS`].
+    Known(usize),
+    /// Another key: its catalogue kind, whether it is named like a nested timing object
+    /// (the check's to judge), and its hash for [`Seen`].
+    Other {
+        kind: Option<Kind>,
+        nested_timing: bool,
+        hash: u64,
+    },
+}
 
-impl<'de> Visitor<'de> for RowVisitor {
-    type Value = Row<'de>;
+impl Slot {
+    fn of(key: &str) -> Slot {
+        match find(KEYS, key) {
+            Some(i) => Slot::Known(i),
+            None => Slot::Other {
+                kind: catalogue_kind(key),
+                nested_timing: key == "timing" || key == "ai_log",
+                hash: key_hash(key),
+            },
+        }
+    }
+}
+
+/// The top-level keys of the rows read before, by their place in the row, with what each
+/// is: a key found at the place it held in the row before is not looked up again.
+#[derive(Default)]
+pub(super) struct KeyCache(Vec<(Box<str>, Slot)>);
+
+impl KeyCache {
+    /// What `key`, the row's key at `place`, is.
+    pub(super) fn slot(&mut self, place: usize, key: &str) -> Slot {
+        if let Some((k, slot)) = self.0.get(place) {
+            if **k == *key {
+                return *slot;
+            }
+        }
+        let slot = Slot::of(key);
+        if place < self.0.len() {
+            self.0[place] = (key.into(), slot);
+        } else if place == self.0.len() {
+            self.0.push((key.into(), slot));
+        }
+        slot
+    }
+}
+
+/// A top-level key, looked up through the cache.
+struct RowKey<'c> {
+    keys: &'c mut KeyCache,
+    place: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for RowKey<'_> {
+    type Value = Slot;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Slot, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RowKey<'_> {
+    type Value = Slot;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Slot, E> {
+        Ok(self.keys.slot(self.place, v))
+    }
+}
+
+/// A row parsed into `row`, whose values of the row before are cleared first.
+struct RowSeed<'r, 'a, 'c> {
+    row: &'r mut Row<'a>,
+    keys: &'c mut KeyCache,
+}
+
+impl<'a> DeserializeSeed<'a> for RowSeed<'_, 'a, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'a>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'a> Visitor<'a> for RowSeed<'_, 'a, '_> {
+    type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON object")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Row<'de>, A::Error> {
-        let mut row = Row::default();
+    fn visit_map<A: MapAccess<'a>>(self, mut map: A) -> Result<(), A::Error> {
+        let row = self.row;
+        row.cells.iter_mut().for_each(|c| *c = Cell::Null);
+        row.other = None;
+        row.bare = None;
         let mut met = 0u32;
         let mut others = Seen::default();
         let kinds = key_kinds();
-        while let Some(key) = map.next_key_seed(KeySeed(KEYS))? {
-            match key {
-                Key::Known(i) => {
+        let mut place = 0;
+        while let Some(slot) = map.next_key_seed(RowKey {
+            keys: &mut *self.keys,
+            place,
+        })? {
+            place += 1;
+            match slot {
+                Slot::Known(i) => {
                     meet(&mut met, i)?;
                     match i {
                         OTHER => row.other = map.next_value_seed(OtherSeed)?,
                         REQUEST_TIMING => row.bare = map.next_value_seed(TimingSeed(true))?,
                         _ => {
-                            let cell: Cell<'de> = map.next_value_seed(CellSeed)?;
+                            let cell: Cell<'a> = map.next_value_seed(CellSeed)?;
                             if kinds[i].is_some_and(|k| faulty(k, &cell)) {
                                 return Err(give_up());
                             }
@@ -347,25 +464,28 @@ impl<'de> Visitor<'de> for RowVisitor {
                         }
                     }
                 }
-                Key::Other(k) => {
-                    match catalogue_kind(&k) {
+                Slot::Other {
+                    kind,
+                    nested_timing,
+                    hash,
+                } => {
+                    match kind {
                         Some(kind) => {
                             let cell = map.next_value_seed(CellSeed)?;
                             if faulty(kind, &cell) {
                                 return Err(give_up());
                             }
                         }
-                        // A key named like a nested timing object is the check's to judge.
-                        None if k == "timing" || k == "ai_log" => return Err(give_up()),
+                        None if nested_timing => return Err(give_up()),
                         None => {
                             map.next_value::<Skip>()?;
                         }
                     }
-                    others.meet(&k)?;
+                    others.meet_hash(hash)?;
                 }
             }
         }
-        Ok(row)
+        Ok(())
     }
 }
 
@@ -447,12 +567,7 @@ impl<'de> Visitor<'de> for CellSeed {
         i64::try_from(v).map(Cell::Int).map_err(|_| give_up())
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Cell<'de>, E> {
-        // serde reads an integer beyond 64 bits as a float: such a value the slow reading
-        // drops or reports, so a whole number that large is left to it.
-        if v.fract() == 0.0 && v.abs() >= 9.2e18 {
-            return Err(give_up());
-        }
-        Ok(Cell::Float(v))
+        cell_of_float(v).ok_or_else(give_up)
     }
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cell<'de>, E> {
         Ok(Cell::Text(Cow::Borrowed(v)))
@@ -462,8 +577,14 @@ impl<'de> Visitor<'de> for CellSeed {
     }
 }
 
+/// A float as a cell; none for a whole number beyond 64 bits: serde reads an integer that
+/// large as a float, and such a value the slow reading drops or reports, so it is left to it.
+pub(super) fn cell_of_float<'a>(v: f64) -> Option<Cell<'a>> {
+    (v.fract() != 0.0 || v.abs() < 9.2e18).then_some(Cell::Float(v))
+}
+
 /// Whether `text` holds 19 digits in a row (any integer beyond 64 bits does).
-fn has_long_digit_run(text: &str) -> bool {
+pub(super) fn has_long_digit_run(text: &str) -> bool {
     let mut run = 0;
     for b in text.bytes() {
         run = if b.is_ascii_digit() { run + 1 } else { 0 };
@@ -508,7 +629,7 @@ impl<'de> Visitor<'de> for OtherSeed {
     }
 }
 
-const OTHER_KEYS: &[&str] = &["frt", "cache_tokens", "stream_status", "request_timing"];
+pub(super) const OTHER_KEYS: &[&str] = &["frt", "cache_tokens", "stream_status", "request_timing"];
 
 /// `other`'s fields; `strict` gives up where the generic check would judge the row (a
 /// `timing` object inside: gateway timings the generic reading maps).

@@ -135,11 +135,8 @@ pub fn read(path: &Path, name: &Path) -> Result<Option<Read>> {
             given_up = true;
             return Err(stop());
         };
-        for done in parts {
-            let done = done?;
-            if done.rows > 0 {
-                next = copying.send_done(next, done)?;
-            }
+        if let Some(done) = Done::stacked(parts)? {
+            next = copying.send_done(next, done)?;
         }
         Ok(())
     });
@@ -290,6 +287,41 @@ pub(super) struct Done {
     /// Which rows are requests; none when all are.
     kept: Option<BooleanChunked>,
     tally: Tally,
+}
+
+impl Done {
+    /// A block's parts as one, none when they hold no row: the writer is handed a block at
+    /// a time, so that the two it holds waiting let the parse run a block or two ahead of
+    /// it, not two pieces.
+    fn stacked(parts: Vec<Result<Done>>) -> Result<Option<Done>> {
+        let mut all: Option<Done> = None;
+        for part in parts {
+            let part = part?;
+            if part.rows == 0 {
+                continue;
+            }
+            let Some(done) = all.as_mut() else {
+                all = Some(part);
+                continue;
+            };
+            done.kept = match (done.kept.take(), part.kept) {
+                (None, None) => None,
+                (a, b) => {
+                    let every = |n: u64| BooleanChunked::full("".into(), true, n as usize);
+                    let mut a = a.unwrap_or_else(|| every(done.rows));
+                    a.append(&b.unwrap_or_else(|| every(part.rows)))
+                        .map_err(|e| Error::Usage(e.to_string()))?;
+                    Some(a)
+                }
+            };
+            done.frame
+                .vstack_mut_owned(part.frame)
+                .map_err(|e| Error::Usage(e.to_string()))?;
+            done.rows += part.rows;
+            done.tally.add(&part.tally);
+        }
+        Ok(all)
+    }
 }
 
 /// A run of rows as the adapter's columns, the counts parsed.
@@ -597,12 +629,8 @@ pub fn read_rows(
         let Some(parts) = parse_block(chunk) else {
             return Ok(false);
         };
-        let mut at = chunk_first;
-        for done in parts {
-            let done = done?;
-            if done.rows > 0 {
-                at = copying.send_done(at, done)?;
-            }
+        if let Some(done) = Done::stacked(parts)? {
+            copying.send_done(chunk_first, done)?;
         }
         chunk.clear();
         Ok(true)

@@ -107,7 +107,8 @@ impl Cell<'_> {
         }
     }
 
-    fn owned(self) -> Cell<'static> {
+    /// The value, its text copied out of the line.
+    pub(super) fn owned(self) -> Cell<'static> {
         match self {
             Cell::Null => Cell::Null,
             Cell::Text(s) => Cell::Text(Cow::Owned(s.into_owned())),

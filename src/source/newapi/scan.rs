@@ -3,20 +3,20 @@
 //! one more flat object, and reading them byte by byte here costs a fraction of serde's
 //! visitors (whose string scanning starts over at every escaped quote of `other`).
 //!
-//! The scanner reads only what it is sure of: a key with an escape, a `\u` escape, an
-//! object or array where a scalar is read (values not read may be any JSON, to a depth of
-//! 16), a key given twice anywhere, a number it would read otherwise than serde_json (a leading
-//! zero, 19 digits or more, a negative zero, a float out of range), anything the generic
-//! check could object to. Then it says so, and the row is read by serde ([`super::row`]),
-//! which decides: the scanner never accepts a row serde would not read, nor reads one
-//! otherwise (the differential test below and `one_parse_fuzz` check both).
+//! The scanner reads only what it is sure of, and leaves the rest to serde: a key with an
+//! escape, a `\u` escape, an object or array where a scalar is read (values not read may
+//! be any JSON, to a depth of 16), a key given twice anywhere, a number serde_json would
+//! read otherwise (a leading zero, 19 digits or more, a negative zero, a float out of
+//! range), anything the generic check could object to. Then the row is read by serde
+//! ([`super::row`]), which decides: the scanner never accepts a row serde would not read,
+//! nor reads one otherwise (the differential tests in `lines` and `one_parse_fuzz` check
+//! both).
 
 use std::borrow::Cow;
 
-use super::row::Cell;
 use super::row::{
-    cell_of_float, faulty, find, has_long_digit_run, key_kinds, meet, KeyCache, Other, Row, Seen,
-    Slot, OTHER, OTHER_KEYS,
+    cell_of_float, faulty, find, has_long_digit_run, key_kinds, meet, Cell, KeyCache, Other, Row,
+    Seen, Slot, OTHER, OTHER_KEYS,
 };
 
 /// Whether the scanner read `line` into `row` (cleared first) as serde would; false when
@@ -419,7 +419,7 @@ fn scan_other(s: &mut Scanner<'_>) -> Option<Other> {
                 let Value::Cell(cell) = s.value()? else {
                     return None;
                 };
-                let cell = owned(cell);
+                let cell = cell.owned();
                 if i == 0 {
                     other.frt = cell;
                 } else {
@@ -468,7 +468,7 @@ fn status(s: &mut Scanner<'_>) -> Option<Cell<'static>> {
             let Value::Cell(cell) = s.value()? else {
                 return None;
             };
-            status = owned(cell);
+            status = cell.owned();
         } else {
             s.skip(2)?;
             others.meet::<serde::de::value::Error>(key).ok()?;
@@ -478,16 +478,6 @@ fn status(s: &mut Scanner<'_>) -> Option<Cell<'static>> {
             b'}' => return Some(status),
             _ => return None,
         }
-    }
-}
-
-fn owned(cell: Cell<'_>) -> Cell<'static> {
-    match cell {
-        Cell::Null => Cell::Null,
-        Cell::Text(s) => Cell::Text(Cow::Owned(s.into_owned())),
-        Cell::Int(i) => Cell::Int(i),
-        Cell::Float(f) => Cell::Float(f),
-        Cell::Bool(b) => Cell::Bool(b),
     }
 }
 

@@ -183,6 +183,23 @@ impl Drop for Writer {
     }
 }
 
+/// Which rows of two parts stacked are written, from each part's (none: all of its
+/// `rows`).
+pub(super) fn stack_kept(
+    a: Option<BooleanChunked>,
+    a_rows: usize,
+    b: Option<BooleanChunked>,
+    b_rows: usize,
+) -> PolarsResult<Option<BooleanChunked>> {
+    if a.is_none() && b.is_none() {
+        return Ok(None);
+    }
+    let all = |n: usize| BooleanChunked::full("".into(), true, n);
+    let mut a = a.unwrap_or_else(|| all(a_rows));
+    a.append(&b.unwrap_or_else(|| all(b_rows)))?;
+    Ok(Some(a))
+}
+
 /// The writer's thread: parts gathered until they hold `PART_ROWS` rows, then projected
 /// and written as one row group; the footer at the end.
 fn write_parts(
@@ -210,15 +227,7 @@ fn write_parts(
         held = Some(match held.take() {
             None => (first, part, kept),
             Some((start, mut rows, held_kept)) => {
-                let kept = match (held_kept, kept) {
-                    (None, None) => None,
-                    (a, b) => {
-                        let all = |n: usize| BooleanChunked::full("".into(), true, n);
-                        let mut a = a.unwrap_or_else(|| all(rows.height()));
-                        a.append(&b.unwrap_or_else(|| all(part.height())))?;
-                        Some(a)
-                    }
-                };
+                let kept = stack_kept(held_kept, rows.height(), kept, part.height())?;
                 rows.vstack_mut_owned(part)?;
                 (start, rows, kept)
             }

@@ -23,7 +23,7 @@ use super::row::{self, Cell, Row, Timing};
 use super::{CONSUME, ERROR, NO_FIRST_RESPONSE, SPANS};
 use crate::error::{Error, Result};
 use crate::source::canonical::{self, Mapping, Origin};
-use crate::source::copy::Writer;
+use crate::source::copy::{stack_kept, Writer};
 use crate::source::rowcheck::{for_each_block, BLOCK};
 use crate::source::spool::Spooled;
 
@@ -304,16 +304,13 @@ impl Done {
                 all = Some(part);
                 continue;
             };
-            done.kept = match (done.kept.take(), part.kept) {
-                (None, None) => None,
-                (a, b) => {
-                    let every = |n: u64| BooleanChunked::full("".into(), true, n as usize);
-                    let mut a = a.unwrap_or_else(|| every(done.rows));
-                    a.append(&b.unwrap_or_else(|| every(part.rows)))
-                        .map_err(|e| Error::Usage(e.to_string()))?;
-                    Some(a)
-                }
-            };
+            done.kept = stack_kept(
+                done.kept.take(),
+                done.rows as usize,
+                part.kept,
+                part.rows as usize,
+            )
+            .map_err(|e| Error::Usage(e.to_string()))?;
             done.frame
                 .vstack_mut_owned(part.frame)
                 .map_err(|e| Error::Usage(e.to_string()))?;

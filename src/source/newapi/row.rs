@@ -141,6 +141,15 @@ pub struct Row<'a> {
     pub bare: Option<Timing>,
 }
 
+impl Row<'_> {
+    /// Every value taken out, for the next line to be read into.
+    pub(super) fn clear(&mut self) {
+        self.cells.iter_mut().for_each(|c| *c = Cell::Null);
+        self.other = None;
+        self.bare = None;
+    }
+}
+
 /// The row on `line`, or none when the line is anything the generic check could find at
 /// fault (see the module documentation).
 pub fn parse(line: &str) -> Option<Row<'_>> {
@@ -438,9 +447,7 @@ impl<'a> Visitor<'a> for RowSeed<'_, 'a, '_> {
     }
     fn visit_map<A: MapAccess<'a>>(self, mut map: A) -> Result<(), A::Error> {
         let row = self.row;
-        row.cells.iter_mut().for_each(|c| *c = Cell::Null);
-        row.other = None;
-        row.bare = None;
+        row.clear();
         let mut met = 0u32;
         let mut others = Seen::default();
         let kinds = key_kinds();

@@ -22,9 +22,7 @@ use super::row::{
 /// Whether the scanner read `line` into `row` (cleared first) as serde would; false when
 /// serde must read it (and `row` holds anything).
 pub(super) fn scan_into<'a>(line: &'a str, row: &mut Row<'a>, keys: &mut KeyCache) -> bool {
-    row.cells.iter_mut().for_each(|c| *c = Cell::Null);
-    row.other = None;
-    row.bare = None;
+    row.clear();
     let mut s = Scanner { text: line, at: 0 };
     scan_row(&mut s, row, keys).is_some() && s.rest_is_blank()
 }
@@ -50,6 +48,10 @@ enum Value<'a> {
     /// An array, its opening bracket taken: skipped.
     Array,
 }
+
+/// The error type the shared checks (`meet`, `Seen`) are asked in: only whether they
+/// pass is read.
+type NoError = serde::de::value::Error;
 
 /// How deep the scanner skips nested values; deeper ones are serde's (whose limit is 128).
 const DEPTH: u32 = 16;
@@ -132,12 +134,32 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A key, its opening quote taken, and the colon after it; none where it has an escape.
-    fn key(&mut self) -> Option<&'a str> {
-        let Cow::Borrowed(key) = self.string()? else {
-            return None;
-        };
-        (self.next()? == b':').then_some(key)
+    /// The entries of an object, its opening brace taken: `each` is handed each key (its
+    /// colon taken) and reads the value; none where `each` gives up or the object is not
+    /// well formed.
+    fn entries(
+        &mut self,
+        mut each: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>,
+    ) -> Option<()> {
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            if self.next()? != b'"' {
+                return None;
+            }
+            let key = self.string()?;
+            if self.next()? != b':' {
+                return None;
+            }
+            each(self, key)?;
+            match self.next()? {
+                b',' => {}
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
     }
 
     /// A scalar value, or an object (not read: its opening brace taken).
@@ -239,26 +261,10 @@ impl Scanner<'_> {
             return None;
         }
         let mut seen = Seen::default();
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            if self.next()? != b'"' {
-                return None;
-            }
-            let key = self.string()?;
-            if self.next()? != b':' {
-                return None;
-            }
-            seen.meet::<serde::de::value::Error>(&key).ok()?;
-            self.skip(depth)?;
-            match self.next()? {
-                b',' => {}
-                b'}' => return Some(()),
-                _ => return None,
-            }
-        }
+        self.entries(|s, key| {
+            seen.meet::<NoError>(&key).ok()?;
+            s.skip(depth)
+        })
     }
 
     /// The rest of an array skipped, its opening bracket taken.
@@ -315,16 +321,8 @@ fn scan_row<'a>(s: &mut Scanner<'a>, row: &mut Row<'a>, keys: &mut KeyCache) -> 
     let mut met = 0u32;
     let mut others = Seen::default();
     let mut place = 0;
-    if s.peek()? == b'}' {
-        s.at += 1;
-        return Some(());
-    }
-    loop {
-        if s.next()? != b'"' {
-            return None;
-        }
-        let key = s.key()?;
-        let slot = keys.slot(place, key);
+    s.entries(|s, key| {
+        let slot = keys.slot(place, &plain(key)?);
         place += 1;
         if let Slot::Other {
             kind: None,
@@ -333,19 +331,14 @@ fn scan_row<'a>(s: &mut Scanner<'a>, row: &mut Row<'a>, keys: &mut KeyCache) -> 
         } = slot
         {
             s.skip(0)?;
-            others.meet_hash::<serde::de::value::Error>(hash).ok()?;
-            match s.next()? {
-                b',' => continue,
-                b'}' => return Some(()),
-                _ => return None,
-            }
+            return others.meet_hash::<NoError>(hash).ok();
         }
         let Value::Cell(cell) = s.value()? else {
             return None;
         };
         match slot {
             Slot::Known(OTHER) => {
-                meet::<serde::de::value::Error>(&mut met, OTHER).ok()?;
+                meet::<NoError>(&mut met, OTHER).ok()?;
                 row.other = match cell {
                     Cell::Null => None,
                     Cell::Text(text) => other_string(&text)?,
@@ -353,7 +346,7 @@ fn scan_row<'a>(s: &mut Scanner<'a>, row: &mut Row<'a>, keys: &mut KeyCache) -> 
                 };
             }
             Slot::Known(i) if i < OTHER => {
-                meet::<serde::de::value::Error>(&mut met, i).ok()?;
+                meet::<NoError>(&mut met, i).ok()?;
                 if kinds[i].is_some_and(|k| faulty(k, &cell)) {
                     return None;
                 }
@@ -369,15 +362,11 @@ fn scan_row<'a>(s: &mut Scanner<'a>, row: &mut Row<'a>, keys: &mut KeyCache) -> 
                 if nested_timing || kind.is_some_and(|k| faulty(k, &cell)) {
                     return None;
                 }
-                others.meet_hash::<serde::de::value::Error>(hash).ok()?;
+                others.meet_hash::<NoError>(hash).ok()?;
             }
         }
-        match s.next()? {
-            b',' => {}
-            b'}' => return Some(()),
-            _ => return None,
-        }
-    }
+        Some(())
+    })
 }
 
 /// `other` given as a JSON string, as serde's reading decodes it (`OtherSeed`, and
@@ -404,18 +393,11 @@ fn scan_other(s: &mut Scanner<'_>) -> Option<Other> {
     if s.next()? != b'{' {
         return None;
     }
-    if s.peek()? == b'}' {
-        s.at += 1;
-        return Some(other);
-    }
-    loop {
-        if s.next()? != b'"' {
-            return None;
-        }
-        let key = s.key()?;
-        match find(OTHER_KEYS, key) {
+    s.entries(|s, key| {
+        let key = plain(key)?;
+        match find(OTHER_KEYS, &key) {
             Some(i @ (0 | 1)) => {
-                meet::<serde::de::value::Error>(&mut met, i).ok()?;
+                meet::<NoError>(&mut met, i).ok()?;
                 let Value::Cell(cell) = s.value()? else {
                     return None;
                 };
@@ -427,7 +409,7 @@ fn scan_other(s: &mut Scanner<'_>) -> Option<Other> {
                 }
             }
             Some(2) => {
-                meet::<serde::de::value::Error>(&mut met, 2).ok()?;
+                meet::<NoError>(&mut met, 2).ok()?;
                 other.status = match s.value()? {
                     Value::Cell(Cell::Null) => Cell::Null,
                     Value::Object => status(s)?,
@@ -438,15 +420,12 @@ fn scan_other(s: &mut Scanner<'_>) -> Option<Other> {
             None if key == "timing" => return None,
             None => {
                 s.skip(1)?;
-                others.meet::<serde::de::value::Error>(key).ok()?;
+                others.meet::<NoError>(&key).ok()?;
             }
         }
-        match s.next()? {
-            b',' => {}
-            b'}' => return Some(other),
-            _ => return None,
-        }
-    }
+        Some(())
+    })?;
+    Some(other)
 }
 
 /// `stream_status`'s object, its opening brace taken: its `status`.
@@ -454,31 +433,27 @@ fn status(s: &mut Scanner<'_>) -> Option<Cell<'static>> {
     let mut status = Cell::Null;
     let mut met = 0u32;
     let mut others = Seen::default();
-    if s.peek()? == b'}' {
-        s.at += 1;
-        return Some(status);
-    }
-    loop {
-        if s.next()? != b'"' {
-            return None;
-        }
-        let key = s.key()?;
+    s.entries(|s, key| {
+        let key = plain(key)?;
         if key == "status" {
-            meet::<serde::de::value::Error>(&mut met, 0).ok()?;
+            meet::<NoError>(&mut met, 0).ok()?;
             let Value::Cell(cell) = s.value()? else {
                 return None;
             };
             status = cell.owned();
         } else {
             s.skip(2)?;
-            others.meet::<serde::de::value::Error>(key).ok()?;
+            others.meet::<NoError>(&key).ok()?;
         }
-        match s.next()? {
-            b',' => {}
-            b'}' => return Some(status),
-            _ => return None,
-        }
-    }
+        Some(())
+    })?;
+    Some(status)
+}
+
+/// A key of an object the scanner reads into: one without an escape (the others are
+/// serde's).
+fn plain(key: Cow<'_, str>) -> Option<Cow<'_, str>> {
+    matches!(key, Cow::Borrowed(_)).then_some(key)
 }
 
 #[cfg(test)]
